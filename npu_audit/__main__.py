@@ -1,0 +1,3 @@
+from npu_audit.cli import main
+
+raise SystemExit(main())

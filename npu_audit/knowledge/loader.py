@@ -1,0 +1,573 @@
+"""Load and validate the TOML knowledge base in ``rules/`` (parsed once per process).
+
+Every structural mistake in a rules file raises :class:`KnowledgeBaseError` naming the file and the
+table, so a reviewer editing the data sees at once what is wrong. Cross-references (relations naming
+options, defaults inside domains, grammars accepting the docs' examples) are checked by
+:func:`consistency_problems`, which the test-suite runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from npu_audit.knowledge.model import (
+    DOMAIN_KINDS,
+    FAILURES,
+    FIELDS,
+    INVALID_REACTIONS,
+    LIFECYCLE_STATUSES,
+    RELATION_KINDS,
+    RELEASES,
+    SCENARIOS,
+    SEVERITIES,
+    WRONG_FIELD_REACTIONS,
+    Citation,
+    Condition,
+    DocumentedDefault,
+    Domain,
+    KnowledgeBase,
+    Lifecycle,
+    Migration,
+    OptionSpec,
+    Product,
+    Relation,
+    RunConfigModel,
+    RunConfigObject,
+    RunConfigParam,
+    RunConfigRoute,
+    UnreadKey,
+    ValueFact,
+    ValueMigration,
+)
+
+
+class KnowledgeBaseError(Exception):
+    """A rules file does not follow the schema in rules/README.md."""
+
+
+def rules_dir() -> Path:
+    """Where the rules live: inside the installed wheel, else next to the source package."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "rules", here.parent / "rules"):
+        if (candidate / "products.toml").is_file():
+            return candidate
+    raise KnowledgeBaseError(f"cannot find the rules/ folder near {here}")
+
+
+@lru_cache(maxsize=4)
+def load(directory: Optional[str] = None) -> KnowledgeBase:
+    """Parse and validate the knowledge base once (cached per directory)."""
+    root = Path(directory) if directory else rules_dir()
+    return _Builder(root).build()
+
+
+class _Ctx:
+    """Location of the value being validated, for error messages."""
+
+    def __init__(self, file: str, path: str = ""):
+        self.file, self.path = file, path
+
+    def at(self, part: str) -> _Ctx:
+        return _Ctx(self.file, f"{self.path}.{part}" if self.path else part)
+
+    def fail(self, message: str) -> KnowledgeBaseError:
+        where = f"{self.file}: [{self.path}]" if self.path else self.file
+        return KnowledgeBaseError(f"{where}: {message}")
+
+
+def _expect(ctx: _Ctx, table: Any, required: set[str], optional: set[str]) -> dict:
+    if not isinstance(table, dict):
+        raise ctx.fail(f"expected a table, got {type(table).__name__}")
+    missing = required - table.keys()
+    if missing:
+        raise ctx.fail(f"missing {', '.join(sorted(missing))}")
+    unknown = table.keys() - required - optional
+    if unknown:
+        raise ctx.fail(f"unknown field(s) {', '.join(sorted(unknown))}")
+    return table
+
+
+def _str(ctx: _Ctx, value: Any, allowed: Optional[tuple] = None) -> str:
+    if not isinstance(value, str):
+        raise ctx.fail(f"expected a string, got {value!r}")
+    if allowed is not None and value not in allowed:
+        raise ctx.fail(f"{value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _strs(ctx: _Ctx, value: Any, allowed: Optional[tuple] = None) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ctx.fail(f"expected a list of strings, got {value!r}")
+    return tuple(_str(ctx, v, allowed) for v in value)
+
+
+def _scalar(ctx: _Ctx, value: Any):
+    if not isinstance(value, (str, int, bool, float)):
+        raise ctx.fail(f"expected a string, integer, boolean or float, got {value!r}")
+    return value
+
+
+class _Builder:
+    def __init__(self, root: Path):
+        self.root = root
+        self.digest = hashlib.sha256()
+        self.product_ids: tuple[str, ...] = ()
+
+    def _read(self, relative: str) -> dict:
+        path = self.root / relative
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise KnowledgeBaseError(f"{relative}: cannot read: {exc}") from exc
+        self.digest.update(relative.encode() + b"\0" + data)
+        try:
+            return tomllib.loads(data.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise KnowledgeBaseError(f"{relative}: not valid TOML: {exc}") from exc
+
+    # -- citations, domains, conditions -------------------------------------------------------
+
+    def citations(self, ctx: _Ctx, value: Any, required: bool = True) -> tuple[Citation, ...]:
+        if value is None:
+            if required:
+                raise ctx.fail("missing cite")
+            return ()
+        if not isinstance(value, list) or (required and not value):
+            raise ctx.fail("cite must be a non-empty list of tables")
+        out = []
+        for i, item in enumerate(value):
+            c = ctx.at(f"cite[{i}]")
+            _expect(c, item, set(), {"doc", "heading", "adapter", "note"})
+            if not (item.get("doc") or item.get("adapter")):
+                raise c.fail("a citation names a doc (with heading) or an adapter source line")
+            if item.get("doc") and not (self.root.parent.name or True):
+                pass
+            out.append(
+                Citation(
+                    doc=item.get("doc"),
+                    heading=item.get("heading"),
+                    adapter=item.get("adapter"),
+                    note=item.get("note"),
+                )
+            )
+        return tuple(out)
+
+    def domain(self, ctx: _Ctx, table: Any) -> Domain:
+        _expect(
+            ctx,
+            table,
+            {"kind"},
+            {"values", "min", "max", "min_exclusive", "grammar", "unit", "case_sensitive"},
+        )
+        kind = _str(ctx.at("kind"), table["kind"], DOMAIN_KINDS)
+        values = tuple(_scalar(ctx.at("values"), v) for v in table.get("values", []))
+        if kind == "enum" and not values:
+            raise ctx.fail("an enum domain lists its values")
+        if kind == "grammar" and not table.get("grammar"):
+            raise ctx.fail("a grammar domain names its grammar")
+        if kind != "int-range" and ("min" in table or "max" in table):
+            raise ctx.fail("min/max belong to int-range domains")
+        return Domain(
+            kind=kind,
+            values=values,
+            min=table.get("min"),
+            max=table.get("max"),
+            min_exclusive=bool(table.get("min_exclusive", False)),
+            grammar=table.get("grammar"),
+            unit=table.get("unit"),
+            case_sensitive=bool(table.get("case_sensitive", True)),
+        )
+
+    def condition(self, ctx: _Ctx, table: Any) -> Condition:
+        if not isinstance(table, dict):
+            raise ctx.fail(f"a condition is a table, got {table!r}")
+        for combinator in ("all", "any"):
+            if combinator in table:
+                _expect(ctx, table, {combinator}, set())
+                items = table[combinator]
+                if not isinstance(items, list) or not items:
+                    raise ctx.fail(f"{combinator} takes a non-empty list of conditions")
+                return Condition(
+                    op=combinator,
+                    children=tuple(self.condition(ctx.at(f"{combinator}[{i}]"), c) for i, c in enumerate(items)),
+                )
+        if "not" in table:
+            _expect(ctx, table, {"not"}, set())
+            return Condition(op="not", children=(self.condition(ctx.at("not"), table["not"]),))
+        ops = {"set", "is", "in", "not_in", "gt", "ge", "lt", "le", "gt_key"}
+        _expect(ctx, table, {"key"}, ops | {"factor"})
+        given = [op for op in ops if op in table]
+        if len(given) != 1:
+            raise ctx.fail("a key condition has exactly one of " + ", ".join(sorted(ops)))
+        op = given[0]
+        operand = table[op]
+        if op == "set":
+            if not isinstance(operand, bool):
+                raise ctx.fail("set takes true or false")
+            return Condition(op="set" if operand else "unset", key=_str(ctx.at("key"), table["key"]))
+        if op in ("in", "not_in") and not isinstance(operand, list):
+            raise ctx.fail(f"{op} takes a list")
+        if op in ("gt", "ge", "lt", "le") and (isinstance(operand, bool) or not isinstance(operand, (int, float))):
+            raise ctx.fail(f"{op} takes a number")
+        return Condition(
+            op=op,
+            key=_str(ctx.at("key"), table["key"]),
+            operand=tuple(operand) if isinstance(operand, list) else operand,
+            factor=float(table.get("factor", 1.0)),
+        )
+
+    # -- options --------------------------------------------------------------------------------
+
+    OPTION_REQUIRED = {"field", "section", "summary", "scenarios", "domain", "on_invalid", "lifecycle", "cite"}
+    OPTION_OPTIONAL = {
+        "description",
+        "products",
+        "default",
+        "default_note",
+        "defaults",
+        "on_wrong_field",
+        "read_condition",
+        "values",
+        "legacy",
+        "current",
+    }
+
+    def option(self, ctx: _Ctx, key: str, table: Any, source_file: str) -> OptionSpec:
+        _expect(ctx, table, self.OPTION_REQUIRED, self.OPTION_OPTIONAL)
+        field = _str(ctx.at("field"), table["field"], FIELDS)
+        lifecycle_table = _expect(ctx.at("lifecycle"), table["lifecycle"], set(RELEASES), set())
+        lifecycle = {}
+        for release in RELEASES:
+            c = ctx.at(f"lifecycle.{release}")
+            entry = _expect(c, lifecycle_table[release], {"status"}, {"replacement", "note"})
+            lifecycle[release] = Lifecycle(
+                status=_str(c.at("status"), entry["status"], LIFECYCLE_STATUSES),
+                replacement=entry.get("replacement"),
+                note=entry.get("note"),
+            )
+        defaults = []
+        for i, d in enumerate(table.get("defaults", [])):
+            c = ctx.at(f"defaults[{i}]")
+            _expect(c, d, {"value"}, {"scenario", "products", "note"})
+            defaults.append(
+                DocumentedDefault(
+                    value=_scalar(c.at("value"), d["value"]),
+                    scenario=_str(c.at("scenario"), d["scenario"], SCENARIOS) if "scenario" in d else None,
+                    products=_strs(c.at("products"), d.get("products", []), self.product_ids),
+                    note=d.get("note"),
+                )
+            )
+        values = []
+        for i, v in enumerate(table.get("values", [])):
+            c = ctx.at(f"values[{i}]")
+            _expect(c, v, {"value"}, {"same_as", "preferred", "scenarios", "products", "releases", "note", "cite"})
+            values.append(
+                ValueFact(
+                    value=_scalar(c.at("value"), v["value"]),
+                    same_as=v.get("same_as"),
+                    preferred=v.get("preferred"),
+                    scenarios=_strs(c.at("scenarios"), v.get("scenarios", []), SCENARIOS),
+                    products=_strs(c.at("products"), v.get("products", []), self.product_ids),
+                    releases=_strs(c.at("releases"), v.get("releases", []), RELEASES),
+                    note=v.get("note"),
+                    cite=self.citations(c, v.get("cite"), required=False),
+                )
+            )
+        overrides: dict[str, dict[str, Any]] = {}
+        for release in RELEASES:
+            if release not in table:
+                continue
+            c = ctx.at(release)
+            over = _expect(c, table[release], set(), {"field", "domain", "default", "scenarios", "note"})
+            parsed: dict[str, Any] = {}
+            if "field" in over:
+                parsed["field"] = _str(c.at("field"), over["field"], FIELDS)
+            if "domain" in over:
+                parsed["domain"] = self.domain(c.at("domain"), over["domain"])
+            if "default" in over:
+                parsed["default"] = _scalar(c.at("default"), over["default"])
+            if "scenarios" in over:
+                parsed["scenarios"] = _strs(c.at("scenarios"), over["scenarios"], SCENARIOS)
+            if "note" in over:
+                parsed["note"] = over["note"]
+            overrides[release] = parsed
+        return OptionSpec(
+            key=key,
+            field=field,
+            section=_str(ctx.at("section"), table["section"]),
+            summary=_str(ctx.at("summary"), table["summary"]),
+            description=table.get("description", "").strip(),
+            scenarios=_strs(ctx.at("scenarios"), table["scenarios"], SCENARIOS),
+            products=_strs(ctx.at("products"), table.get("products", []), self.product_ids),
+            domain=self.domain(ctx.at("domain"), table["domain"]),
+            default=table.get("default"),
+            default_note=table.get("default_note"),
+            defaults=tuple(defaults),
+            on_invalid=_str(ctx.at("on_invalid"), table["on_invalid"], INVALID_REACTIONS),
+            on_wrong_field=_str(
+                ctx.at("on_wrong_field"), table.get("on_wrong_field", "reads-default"), WRONG_FIELD_REACTIONS
+            ),
+            read_condition=table.get("read_condition"),
+            lifecycle=lifecycle,
+            release_overrides=overrides,
+            values=tuple(values),
+            cite=self.citations(ctx, table.get("cite")),
+            source_file=source_file,
+        )
+
+    # -- whole knowledge base ---------------------------------------------------------------------
+
+    def build(self) -> KnowledgeBase:
+        products, by_alias = self.products()
+        options: dict[str, OptionSpec] = {}
+        option_files = sorted((self.root / "options").glob("*.toml"))
+        if not option_files:
+            raise KnowledgeBaseError(f"no option files in {self.root / 'options'}")
+        for path in option_files:
+            relative = f"options/{path.name}"
+            data = self._read(relative)
+            for key, table in data.items():
+                ctx = _Ctx(relative, key)
+                if key in options:
+                    raise ctx.fail(f"option defined twice (also in {options[key].source_file})")
+                options[key] = self.option(ctx, key, table, relative)
+        relations = self.relations()
+        unread = self.unread_keys()
+        migrations = self.migrations()
+        runconfig = self.runconfig()
+        options = _attach_routes(options, runconfig)
+        kb = KnowledgeBase(
+            options=options,
+            relations=relations,
+            unread_keys=unread,
+            products=products,
+            migrations=migrations,
+            runconfig=runconfig,
+            fingerprint=self.digest.hexdigest(),
+            _by_alias=by_alias,
+        )
+        problems = structural_problems(kb)
+        if problems:
+            raise KnowledgeBaseError("\n".join(problems))
+        return kb
+
+    def products(self):
+        data = self._read("products.toml")
+        ctx = _Ctx("products.toml")
+        _expect(ctx, data, {"products"}, set())
+        products, by_alias = {}, {}
+        for pid, table in data["products"].items():
+            c = ctx.at(f"products.{pid}")
+            _expect(c, table, {"name"}, {"aliases"})
+            aliases = _strs(c.at("aliases"), table.get("aliases", []))
+            products[pid] = Product(id=pid, name=table["name"], aliases=aliases)
+            for alias in (pid, table["name"], *aliases):
+                by_alias[alias.lower()] = pid
+        self.product_ids = tuple(products)
+        return products, by_alias
+
+    def relations(self) -> tuple[Relation, ...]:
+        data = self._read("relations.toml")
+        ctx = _Ctx("relations.toml")
+        _expect(ctx, data, {"relation"}, set())
+        out, seen = [], set()
+        for i, table in enumerate(data["relation"]):
+            c = ctx.at(f"relation[{i}]")
+            _expect(
+                c,
+                table,
+                {"id", "kind", "subject", "severity", "failure", "message", "cite"},
+                {"keys", "when", "require", "hint", "releases"},
+            )
+            rid = _str(c.at("id"), table["id"])
+            if rid in seen:
+                raise c.fail(f"duplicate relation id {rid!r}")
+            seen.add(rid)
+            kind = _str(c.at("kind"), table["kind"], RELATION_KINDS)
+            when = self.condition(c.at("when"), table["when"]) if "when" in table else None
+            require = self.condition(c.at("require"), table["require"]) if "require" in table else None
+            if kind in ("requires",) and (when is None or require is None):
+                raise c.fail("a requires relation has when and require")
+            if kind in ("excludes", "overrides", "gated") and when is None:
+                raise c.fail(f"a {kind} relation has when")
+            keys = set(_strs(c.at("keys"), table.get("keys", [])))
+            keys.add(table["subject"])
+            for cond in (when, require):
+                if cond is not None:
+                    keys |= cond.keys()
+            if kind == "together" and len(keys) < 2:
+                raise c.fail("a together relation lists at least two keys")
+            out.append(
+                Relation(
+                    id=rid,
+                    kind=kind,
+                    subject=_str(c.at("subject"), table["subject"]),
+                    keys=tuple(sorted(keys)),
+                    when=when,
+                    require=require,
+                    severity=_str(c.at("severity"), table["severity"], SEVERITIES),
+                    failure=_str(c.at("failure"), table["failure"], FAILURES),
+                    message=_str(c.at("message"), table["message"]).strip(),
+                    hint=table.get("hint"),
+                    releases=_strs(c.at("releases"), table.get("releases", list(RELEASES)), RELEASES),
+                    cite=self.citations(c, table.get("cite")),
+                )
+            )
+        return tuple(out)
+
+    def unread_keys(self) -> dict[str, UnreadKey]:
+        data = self._read("unread_keys.toml")
+        out = {}
+        for key, table in data.items():
+            c = _Ctx("unread_keys.toml", key)
+            _expect(c, table, {"reason", "cite"}, {"suggestion"})
+            out[key] = UnreadKey(
+                key=key,
+                reason=_str(c.at("reason"), table["reason"]).strip(),
+                suggestion=table.get("suggestion"),
+                cite=self.citations(c, table["cite"]),
+            )
+        return out
+
+    def migrations(self) -> dict[str, Migration]:
+        data = self._read("migrations.toml")
+        out = {}
+        for mid, table in data.items():
+            c = _Ctx("migrations.toml", mid)
+            _expect(c, table, {"from_key", "summary", "rows", "cite"}, {"to_key"})
+            rows = []
+            for i, row in enumerate(table["rows"]):
+                rc = c.at(f"rows[{i}]")
+                _expect(rc, row, {"old", "exact"}, {"new", "note", "cite"})
+                if not isinstance(row["exact"], bool):
+                    raise rc.fail("exact is true or false")
+                if row["exact"] and row.get("new") is None:
+                    raise rc.fail("an exact row names its new value")
+                rows.append(
+                    ValueMigration(
+                        old=_scalar(rc.at("old"), row["old"]),
+                        new=row.get("new"),
+                        exact=row["exact"],
+                        note=row.get("note"),
+                        cite=self.citations(rc, row.get("cite"), required=False),
+                    )
+                )
+            out[mid] = Migration(
+                id=mid,
+                from_key=_str(c.at("from_key"), table["from_key"]),
+                to_key=table.get("to_key"),
+                summary=_str(c.at("summary"), table["summary"]),
+                rows=tuple(rows),
+                cite=self.citations(c, table["cite"]),
+            )
+        return out
+
+    def _param(self, ctx: _Ctx, name: str, table: Any, obj_allowed: bool) -> RunConfigParam:
+        optional = {"key", "field", "default", "note", "hazard"} | ({"object"} if obj_allowed else set())
+        _expect(ctx, table, {"written"}, optional)
+        written = _str(ctx.at("written"), table["written"], ("always", "if-not-none", "never", "conditional"))
+        if table.get("key") and not table.get("field"):
+            raise ctx.fail("a parameter that writes a key names its field")
+        return RunConfigParam(
+            name=name,
+            key=table.get("key"),
+            field=_str(ctx.at("field"), table["field"], FIELDS) if "field" in table else None,
+            default=table.get("default"),
+            written=written,
+            note=table.get("note"),
+            hazard=table.get("hazard"),
+            object=table.get("object"),
+        )
+
+    def runconfig(self) -> RunConfigModel:
+        data = self._read("npurunconfig.toml")
+        ctx = _Ctx("npurunconfig.toml")
+        _expect(ctx, data, {"kwargs", "objects", "implicit"}, {"helpers", "cite"})
+        kwargs = {
+            name: self._param(ctx.at(f"kwargs.{name}"), name, table, obj_allowed=True)
+            for name, table in data["kwargs"].items()
+        }
+        objects = {}
+        for oname, table in data["objects"].items():
+            c = ctx.at(f"objects.{oname}")
+            _expect(c, table, {"params"}, {"note"})
+            params = []
+            for i, p in enumerate(table["params"]):
+                pc = c.at(f"params[{i}]")
+                if not isinstance(p, dict) or "name" not in p:
+                    raise pc.fail("each object parameter has a name")
+                body = {k: v for k, v in p.items() if k != "name"}
+                params.append(self._param(pc, p["name"], body, obj_allowed=False))
+            objects[oname] = RunConfigObject(name=oname, params=tuple(params), note=table.get("note"))
+        implicit = tuple(
+            self._param(ctx.at(f"implicit[{i}]"), p.get("key", f"implicit{i}"), {k: v for k, v in p.items()}, False)
+            for i, p in enumerate(data["implicit"])
+        )
+        return RunConfigModel(kwargs=kwargs, objects=objects, implicit=implicit, helpers=data.get("helpers", {}))
+
+
+def _attach_routes(options: dict[str, OptionSpec], rc: RunConfigModel) -> dict[str, OptionSpec]:
+    from dataclasses import replace
+
+    routes: dict[str, list[RunConfigRoute]] = {}
+    for kw in rc.kwargs.values():
+        if kw.key:
+            routes.setdefault(kw.key, []).append(RunConfigRoute(kwarg=kw.name, written=kw.written, default=kw.default))
+        if kw.object and kw.object in rc.objects:
+            for p in rc.objects[kw.object].params:
+                if p.key:
+                    routes.setdefault(p.key, []).append(
+                        RunConfigRoute(kwarg=kw.name, object=kw.object, param=p.name, written=p.written, default=p.default)
+                    )
+    for obj in rc.objects.values():
+        # objects nested in other objects (GraphMemoryOptimizeConfig inside ExperimentalConfig)
+        for p in obj.params:
+            if p.key and not any(r.object == obj.name and r.param == p.name for r in routes.get(p.key, [])):
+                routes.setdefault(p.key, []).append(
+                    RunConfigRoute(kwarg="", object=obj.name, param=p.name, written=p.written, default=p.default)
+                )
+    return {k: replace(v, routes=tuple(routes.get(k, ()))) for k, v in options.items()}
+
+
+def structural_problems(kb: KnowledgeBase) -> list[str]:
+    """Cross-references that must hold for the knowledge base to load at all."""
+    problems = []
+    known = set(kb.options)
+    for rel in kb.relations:
+        for key in rel.keys:
+            if key not in known:
+                problems.append(f"relations.toml: relation {rel.id!r} names unknown option {key!r}")
+    for key, unread in kb.unread_keys.items():
+        if key in known:
+            problems.append(f"unread_keys.toml: {key!r} is also an option the adapter reads")
+    for mig in kb.migrations.values():
+        for k in (mig.from_key, mig.to_key):
+            if k and k not in known:
+                problems.append(f"migrations.toml: {mig.id!r} names unknown option {k!r}")
+    for spec in kb.options.values():
+        for release in RELEASES:
+            repl = spec.lifecycle[release].replacement
+            if repl and repl not in known:
+                problems.append(f"{spec.source_file}: {spec.key} replacement {repl!r} is not an option")
+    for kw in kb.runconfig.kwargs.values():
+        if kw.key and kw.key not in known and kw.key not in kb.unread_keys:
+            problems.append(f"npurunconfig.toml: kwarg {kw.name!r} writes unknown key {kw.key!r}")
+        if kw.object and kw.object not in kb.runconfig.objects:
+            problems.append(f"npurunconfig.toml: kwarg {kw.name!r} takes unknown object {kw.object!r}")
+    for obj in kb.runconfig.objects.values():
+        for p in obj.params:
+            if p.key and p.key not in known and p.key not in kb.unread_keys:
+                problems.append(f"npurunconfig.toml: {obj.name}.{p.name} writes unknown key {p.key!r}")
+    for p in kb.runconfig.implicit:
+        if p.key and p.key not in known and p.key not in kb.unread_keys:
+            problems.append(f"npurunconfig.toml: implicit write of unknown key {p.key!r}")
+    return problems

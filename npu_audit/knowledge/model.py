@@ -1,0 +1,313 @@
+"""Typed view of the option knowledge base kept as TOML in ``rules/``.
+
+Nothing here knows about TOML: :mod:`npu_audit.knowledge.loader` validates the files and builds these
+objects once. Every check, fix, explanation and hover reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+FIELDS = ("b", "i", "s")
+SCENARIOS = ("training", "inference")
+RELEASES = ("current", "legacy")
+LIFECYCLE_STATUSES = ("supported", "deprecated", "no-effect", "not-supported", "undocumented")
+DOMAIN_KINDS = ("bool", "int", "int-range", "enum", "grammar", "path", "dir", "string")
+# How the adapter reacts to a value outside the option's domain.
+INVALID_REACTIONS = (
+    "session-error",  # errors::Internal / InvalidArgument: exception at session creation or first run
+    "abort",  # LOG(FATAL): the process aborts
+    "runtime-error",  # rejected later, while the graph is built or run on the device
+    "clamped",  # adapter clamps the value and logs a warning
+    "unchecked",  # adapter passes it through; the constraint is documented only
+)
+# How the adapter reacts when the option is written with another AttrValue field than the one it reads.
+WRONG_FIELD_REACTIONS = (
+    "session-error",  # explicit field check: InvalidArgument at session start
+    "ignored",  # adapter skips the key: the setting is silently lost
+    "reads-default",  # adapter reads ''/0/false from the empty oneof: the setting is silently lost
+    "reads-empty-invalid",  # adapter reads ''/0 and then rejects that value
+)
+SEVERITIES = ("error", "warning", "info")
+RELATION_KINDS = ("requires", "excludes", "together", "overrides", "gated")
+FAILURES = ("script-error", "session-error", "abort", "runtime-error", "ignored", "docs")
+
+Scalar = Union[str, int, bool, float]
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where a fact comes from: a vendor doc heading or a line of adapter source."""
+
+    doc: Optional[str] = None  # file name in shared/docs, e.g. "session-options.en.txt"
+    heading: Optional[str] = None  # option or section heading in that doc
+    adapter: Optional[str] = None  # e.g. "tf_adapter/util/npu_attrs.cc:2188"
+    note: Optional[str] = None
+
+    def render(self) -> str:
+        parts = []
+        if self.doc:
+            parts.append(f"docs/{self.doc}" + (f' "{self.heading}"' if self.heading else ""))
+        if self.adapter:
+            parts.append(f"adapter {self.adapter}")
+        text = ", ".join(parts)
+        if self.note:
+            text = f"{text} ({self.note})" if text else self.note
+        return text
+
+
+@dataclass(frozen=True)
+class Domain:
+    kind: str
+    values: tuple[Scalar, ...] = ()  # enum
+    min: Optional[float] = None  # int-range, inclusive unless min_exclusive
+    max: Optional[float] = None
+    min_exclusive: bool = False
+    grammar: Optional[str] = None  # grammar name in npu_audit.knowledge.grammars
+    unit: Optional[str] = None
+    case_sensitive: bool = True
+
+    def describe(self) -> str:
+        if self.kind == "enum":
+            return "one of " + ", ".join(repr(v) if isinstance(v, str) else str(v) for v in self.values)
+        if self.kind == "int-range":
+            lo = "" if self.min is None else ("(" if self.min_exclusive else "[") + _num(self.min)
+            hi = "" if self.max is None else _num(self.max) + "]"
+            unit = f" {self.unit}" if self.unit else ""
+            if self.min is not None and self.max is not None:
+                return f"integer in {lo}, {hi}{unit}"
+            if self.min is not None:
+                return f"integer {'>' if self.min_exclusive else '>='} {_num(self.min)}{unit}"
+            return f"integer <= {_num(self.max)}{unit}"  # type: ignore[arg-type]
+        if self.kind == "grammar":
+            return f"string in the {self.grammar} format"
+        return {
+            "bool": "True or False",
+            "int": "integer" + (f" ({self.unit})" if self.unit else ""),
+            "path": "file path",
+            "dir": "directory path",
+            "string": "string",
+        }[self.kind]
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+@dataclass(frozen=True)
+class DocumentedDefault:
+    value: Scalar
+    scenario: Optional[str] = None
+    products: tuple[str, ...] = ()
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    status: str
+    replacement: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ValueFact:
+    """A fact about one value of an option (equivalences, scenario or product limits, release limits)."""
+
+    value: Scalar
+    same_as: Optional[Scalar] = None  # documented equivalent value (renamed or alias)
+    preferred: Optional[Scalar] = None  # the value the docs recommend writing instead
+    scenarios: tuple[str, ...] = ()  # only valid in these scenarios (empty: all)
+    products: tuple[str, ...] = ()  # only supported on these products (empty: all)
+    releases: tuple[str, ...] = ()  # only accepted in these releases (empty: all)
+    note: Optional[str] = None
+    cite: tuple[Citation, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """The parts of an option that can differ between releases."""
+
+    field: str
+    domain: Domain
+    default: Optional[Scalar]
+    scenarios: tuple[str, ...]
+    lifecycle: Lifecycle
+
+
+@dataclass(frozen=True)
+class RunConfigRoute:
+    """How the option reaches parameter_map through NPURunConfig (see rules/npurunconfig.toml)."""
+
+    kwarg: str  # NPURunConfig keyword, e.g. "dump_config" or "precision_mode"
+    object: Optional[str] = None  # config object class, e.g. "DumpConfig"
+    param: Optional[str] = None  # parameter of that object
+    written: str = "if-not-none"
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    key: str
+    field: str
+    section: str
+    summary: str
+    description: str
+    scenarios: tuple[str, ...]
+    products: tuple[str, ...]
+    domain: Domain
+    default: Optional[Scalar]
+    default_note: Optional[str]
+    defaults: tuple[DocumentedDefault, ...]
+    on_invalid: str
+    on_wrong_field: str
+    read_condition: Optional[str]
+    lifecycle: dict[str, Lifecycle]
+    release_overrides: dict[str, dict[str, Any]]
+    values: tuple[ValueFact, ...]
+    cite: tuple[Citation, ...]
+    source_file: str
+    routes: tuple[RunConfigRoute, ...] = ()
+
+    def for_release(self, release: str) -> ReleaseView:
+        over = self.release_overrides.get(release, {})
+        return ReleaseView(
+            field=over.get("field", self.field),
+            domain=over.get("domain", self.domain),
+            default=over.get("default", self.default),
+            scenarios=over.get("scenarios", self.scenarios),
+            lifecycle=self.lifecycle[release],
+        )
+
+    def value_fact(self, value: Scalar) -> Optional[ValueFact]:
+        for fact in self.values:
+            if fact.value == value and type(fact.value) is type(value):
+                return fact
+        return None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A predicate over an effective option set. See rules/README.md, "Conditions"."""
+
+    op: str  # set | unset | is | in | not_in | gt | ge | lt | le | gt_key | all | any | not
+    key: Optional[str] = None
+    operand: Any = None  # value, list, number, or other key for gt_key
+    factor: float = 1.0
+    children: tuple[Condition, ...] = ()
+
+    def keys(self) -> set[str]:
+        found = {self.key} if self.key else set()
+        if self.op == "gt_key":
+            found.add(self.operand)
+        for child in self.children:
+            found |= child.keys()
+        return found
+
+
+@dataclass(frozen=True)
+class Relation:
+    id: str
+    kind: str
+    subject: str  # the option the finding is reported on
+    keys: tuple[str, ...]  # every option involved
+    when: Optional[Condition]
+    require: Optional[Condition]
+    severity: str
+    failure: str
+    message: str
+    hint: Optional[str]
+    releases: tuple[str, ...]
+    cite: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class UnreadKey:
+    """A key that real scripts write but no adapter version reads."""
+
+    key: str
+    reason: str
+    suggestion: Optional[str]
+    cite: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class Product:
+    id: str
+    name: str
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ValueMigration:
+    """One row of a rename table, e.g. precision_mode value -> precision_mode_v2 value."""
+
+    old: Scalar
+    new: Optional[Scalar]
+    exact: bool
+    note: Optional[str]
+    cite: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class Migration:
+    id: str
+    from_key: str
+    to_key: Optional[str]
+    summary: str
+    rows: tuple[ValueMigration, ...]
+    cite: tuple[Citation, ...]
+
+    def row(self, old: Scalar) -> Optional[ValueMigration]:
+        for row in self.rows:
+            if row.old == old:
+                return row
+        return None
+
+
+@dataclass(frozen=True)
+class RunConfigParam:
+    name: str  # keyword of NPURunConfig or of a config object
+    key: Optional[str]  # parameter_map key written (None: not a parameter_map option)
+    field: Optional[str]
+    default: Any
+    written: str  # always | if-not-none | never | see note
+    note: Optional[str] = None
+    hazard: Optional[str] = None
+    object: Optional[str] = None  # for NPURunConfig kwargs that take a config object
+
+
+@dataclass(frozen=True)
+class RunConfigObject:
+    name: str
+    params: tuple[RunConfigParam, ...]  # in positional order
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class RunConfigModel:
+    kwargs: dict[str, RunConfigParam]
+    objects: dict[str, RunConfigObject]
+    implicit: tuple[RunConfigParam, ...]  # writes NPUEstimator makes with no keyword at all
+    helpers: dict[str, dict[str, Any]]  # npu_config_proto & co.
+
+
+@dataclass
+class KnowledgeBase:
+    options: dict[str, OptionSpec]
+    relations: tuple[Relation, ...]
+    unread_keys: dict[str, UnreadKey]
+    products: dict[str, Product]
+    migrations: dict[str, Migration]
+    runconfig: RunConfigModel
+    fingerprint: str = ""  # hash of every rules file, part of cache keys
+    _by_alias: dict[str, str] = field(default_factory=dict)
+
+    def option(self, key: str) -> Optional[OptionSpec]:
+        return self.options.get(key)
+
+    def product_id(self, name: str) -> Optional[str]:
+        return self._by_alias.get(name.strip().lower())
+
+    def relations_for(self, key: str) -> list[Relation]:
+        return [r for r in self.relations if key in r.keys]
