@@ -1,0 +1,147 @@
+"""The result model shared by checks, fixes and every renderer.
+
+Positions are 1-based lines and 1-based columns counted in characters (Unicode code points) of the
+decoded source line. Renderers that need other units (LSP: UTF-16 code units, 0-based) convert from
+the source text kept on :class:`FileReport`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+SEVERITY_ORDER = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class Related:
+    path: str
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based positions (end exclusive) with ``content``."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str  # "safe" | "unsafe"
+    message: str
+    edits: tuple[Edit, ...]
+    # Files a fix creates next to the script (path relative to the script's folder -> content);
+    # never overwritten when they exist.
+    new_files: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str  # stable, e.g. "NPU101"
+    name: str  # stable kebab-case, e.g. "unknown-option"
+    severity: str  # "error" | "warning" | "info"
+    message: str
+    hint: Optional[str] = None
+    option: Optional[str] = None
+    related: tuple[Related, ...] = ()
+    fix: Optional[Fix] = None
+    certainty: str = "always"  # "always" | "conditional"
+    tags: tuple[str, ...] = ()  # "deprecated", "unnecessary"
+
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.code, self.message)
+
+    @property
+    def at_least_warning(self) -> bool:
+        return SEVERITY_ORDER[self.severity] >= SEVERITY_ORDER["warning"]
+
+
+@dataclass
+class FileReport:
+    """Everything npu-audit learned about one file."""
+
+    path: str  # as given on the command line (or relative to the folder given)
+    findings: list[Finding] = field(default_factory=list)
+    text: Optional[str] = None  # decoded source, for markers and UTF-16 conversion; None if unreadable
+    configs: list = field(default_factory=list)  # effective configs (npu_audit.extract.model.SessionConfig)
+    parsed: bool = False  # whether libcst parsed the file (prefiltered-out files are not parsed)
+    internal_error: bool = False
+    dependencies: list = field(default_factory=list)  # other files (paths) the analysis read
+    content_hash: Optional[str] = None  # sha256 of the bytes analysed
+
+    def to_dict(self) -> dict:
+        from dataclasses import asdict
+
+        return {
+            "path": self.path,
+            "findings": [asdict(f) for f in self.findings],
+            "text": self.text,
+            "configs": self.configs,
+            "parsed": self.parsed,
+            "internal_error": self.internal_error,
+            "dependencies": list(self.dependencies),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FileReport":
+        findings = []
+        for f in data["findings"]:
+            fix = None
+            if f.get("fix"):
+                fx = f["fix"]
+                fix = Fix(fx["applicability"], fx["message"], tuple(Edit(**e) for e in fx["edits"]),
+                          tuple(tuple(x) for x in fx.get("new_files", ())))
+            findings.append(Finding(**{**f, "fix": fix, "related": tuple(Related(**r) for r in f["related"]),
+                                       "tags": tuple(f["tags"])}))
+        return cls(path=data["path"], findings=findings, text=data["text"], configs=data["configs"],
+                   parsed=data["parsed"], internal_error=data["internal_error"],
+                   dependencies=list(data.get("dependencies", [])))
+
+    def line_text(self, line: int) -> str:
+        if self.text is None:
+            return ""
+        import re
+
+        # the same line breaks as Python's tokenizer and libcst (not str.splitlines, which also
+        # breaks on \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029)
+        lines = re.split(r"\r\n|\r|\n", self.text)
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+@dataclass
+class RunReport:
+    files: list[FileReport]
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+    def summary(self) -> dict:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            counts[f.severity] += 1
+        return {
+            "files": len(self.files),
+            "files_parsed": sum(1 for r in self.files if r.parsed),
+            "findings": sum(counts.values()),
+            **counts,
+            "fixable": sum(1 for f in self.findings if f.fix is not None),
+        }
+
+    def exit_code(self) -> int:
+        if any(r.internal_error for r in self.files):
+            return 2
+        return 1 if any(f.at_least_warning for f in self.findings) else 0

@@ -1,0 +1,108 @@
+"""The JSON output: a documented, versioned public contract.
+
+One JSON object (``indent=2``, UTF-8 text kept as is, trailing newline)::
+
+    {
+      "version": 1,                      # bumped on any incompatible change
+      "tool": {"name": "npu-audit", "version": "<npu_audit.__version__>"},
+      "settings": {...},                 # the effective settings of the run
+      "diagnostics": [                   # sorted by path, line, column, code
+        {
+          "path": "train.py",            # as given on the command line
+          "line": 7, "column": 25,       # 1-based; columns count characters (code points)
+          "end_line": 7, "end_column": 40,   # end exclusive
+          "code": "NPU101", "name": "unknown-option",
+          "severity": "error",           # "error" | "warning" | "info"
+          "message": "...", "hint": "..." | null,
+          "option": "precision_mode" | null,
+          "certainty": "always",         # "always" | "conditional" (the finding "may" apply)
+          "tags": ["deprecated", "unnecessary"],
+          "related": [{"path", "line", "column", "message"}],
+          "fix": null | {
+            "applicability": "safe" | "unsafe",
+            "message": "...",
+            "edits": [{"line", "column", "end_line", "end_column", "content"}],
+            "new_files": [{"path", "content"}]   # relative to the script's folder
+          }
+        }
+      ],
+      "summary": {"files", "files_parsed", "findings", "error", "warning", "info", "fixable"}
+    }
+
+Keys appear in this order. New keys may be added without changing ``version``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+from collections.abc import Sequence
+
+import npu_audit
+from npu_audit.findings import Finding, Fix, RunReport
+
+SCHEMA_VERSION = 1
+
+
+def fix_dict(fix: Fix | None) -> dict | None:
+    """A fix in the public JSON shape (also used in LSP diagnostic data)."""
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability,
+        "message": fix.message,
+        "edits": [
+            {"line": e.line, "column": e.column, "end_line": e.end_line, "end_column": e.end_column, "content": e.content}
+            for e in fix.edits
+        ],
+        "new_files": [{"path": path, "content": content} for path, content in fix.new_files],
+    }
+
+
+def diagnostic_dict(f: Finding) -> dict:
+    return {
+        "path": f.path,
+        "line": f.line,
+        "column": f.column,
+        "end_line": f.end_line,
+        "end_column": f.end_column,
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity,
+        "message": f.message,
+        "hint": f.hint,
+        "option": f.option,
+        "certainty": f.certainty,
+        "tags": list(f.tags),
+        "related": [{"path": r.path, "line": r.line, "column": r.column, "message": r.message} for r in f.related],
+        "fix": fix_dict(f.fix),
+    }
+
+
+def to_dict(report: RunReport) -> dict:
+    return {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "npu-audit", "version": npu_audit.__version__},
+        "settings": report.settings,
+        "diagnostics": [diagnostic_dict(f) for f in report.findings],
+        "summary": report.summary(),
+    }
+
+
+def _default(o):
+    """JSON form of setting values json does not know (paths, sets, dataclasses, enums)."""
+    if isinstance(o, (set, frozenset)):
+        return sorted(o, key=str)
+    if hasattr(o, "__fspath__"):
+        return os.fspath(o)
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    if isinstance(o, enum.Enum):
+        return o.value
+    return str(o)
+
+
+def render(report: RunReport, *, rules: Sequence = ()) -> str:
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, default=_default) + "\n"
