@@ -275,6 +275,7 @@ class RunConfigParam:
     note: Optional[str] = None
     hazard: Optional[str] = None
     object: Optional[str] = None  # for NPURunConfig kwargs that take a config object
+    unless_kwarg: Optional[str] = None  # implicit writes made only when this keyword is not given
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,180 @@
+"""Extraction: from a script's source to the effective NPU session configs it builds.
+
+Entry point: :func:`extract_configs`. Stages: read (npu_audit.source) -> prefilter (npu_audit.prefilter)
+-> parse (npu_audit.parse) -> interpret (interpreter) -> positions (positions), all for one file, with
+helper modules of the analysed tree loaded on demand (project).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import libcst as cst
+
+from npu_audit.extract.interpreter import Interpreter
+from npu_audit.extract.model import CodeFact, SessionConfig
+from npu_audit.extract.positions import Range, node_ranges
+from npu_audit.extract.project import ModuleState, Project
+
+
+@dataclass
+class Extraction:
+    """The configs relevant to one file, with positions computed."""
+
+    display: str
+    configs: list[SessionConfig]
+    facts: list[CodeFact]  # code facts not tied to a config (NPUOptimizer(...), unlinked set_iteration_per_loop)
+    modules: dict[str, ModuleState] = field(default_factory=dict)  # display path -> module (for fixes)
+    dependencies: list[Path] = field(default_factory=list)  # other files read
+    ranges: dict = field(default_factory=dict)  # id(node) -> Range for every node positioned
+
+    def range_of(self, node) -> Optional[Range]:
+        return self.ranges.get(id(node)) if node is not None else None
+
+
+def _make_reader(max_bytes: int, display_for):
+    from npu_audit.parse import SyntaxProblem, parse_module
+    from npu_audit.source import ReadProblem, read_source
+
+    def reader(path: Path):
+        source = read_source(path, display_for(path), max_bytes)
+        if isinstance(source, ReadProblem):
+            return None
+        module = parse_module(source)
+        if isinstance(module, SyntaxProblem):
+            return None
+        return source.display, module, source.raw
+
+    return reader
+
+
+def display_for_factory(root_display: str, root_file: Path):
+    """Display paths for helper modules: relative to the analysed file's folder, as the user gave it."""
+    base_display = Path(root_display).parent
+    base_file = root_file.resolve().parent
+
+    def display_for(path: Path) -> str:
+        path = path.resolve()
+        if path == root_file.resolve():
+            return root_display
+        try:
+            rel = path.relative_to(base_file)
+            return str(base_display / rel) if str(base_display) != "." else str(rel)
+        except ValueError:
+            import os
+
+            return os.path.relpath(path)
+
+    return display_for
+
+
+def extract_configs(
+    display: str,
+    file: Path,
+    module: cst.Module,
+    raw: bytes,
+    kb,
+    roots: list[Path],
+    max_bytes: int = 10 * 1024 * 1024,
+) -> Extraction:
+    display_for = display_for_factory(display, file)
+    project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
+    state = ModuleState(display=display, file=file.resolve(), module=module, raw=raw)
+    project.modules[state.file] = state
+    project.graph.add_node(str(state.file))
+    interp = Interpreter(project, kb)
+    interp.run_module(state)
+    interp.run_standalone(state)
+    configs = [c for c in interp.configs if _relevant(c, display)]
+    facts = [f for f in interp.loose_facts if f.path == display or (f.calls and f.calls[0].path == display)]
+    modules = {m.display: m for m in project.modules.values()}
+    ranges = _compute_positions(configs, facts, modules)
+    return Extraction(
+        ranges=ranges,
+        display=display,
+        configs=configs,
+        facts=facts,
+        modules=modules,
+        dependencies=[p for p in project.dependencies(file) if p != file.resolve()],
+    )
+
+
+def _relevant(config: SessionConfig, display: str) -> bool:
+    if config.path == display or (config.calls and config.calls[0].path == display):
+        return True
+    for entry in config.all_entries():
+        if entry.path == display or (entry.calls and entry.calls[0].path == display):
+            return True
+        for w in entry.writes:
+            if w.path == display or (w.calls and w.calls[0].path == display):
+                return True
+    return False
+
+
+def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modules: dict[str, ModuleState]) -> dict:
+    wanted: dict[str, list] = {}
+
+    def want(path, node):
+        if node is not None:
+            wanted.setdefault(path, []).append(node)
+
+    seen_entries = set()
+    for config in configs:
+        want(config.path, config.node)
+        for call in config.calls:
+            want(call.path, call.node)
+        for rewrite in config.rewrite:
+            want(rewrite.path, rewrite.node)
+        for fact in config.facts:
+            want(fact.path, fact.node)
+        for entry in config.all_entries():
+            if id(entry) in seen_entries:
+                continue
+            seen_entries.add(id(entry))
+            want(entry.path, entry.node)
+            want(entry.path, entry.name_node)
+            for call in entry.calls:
+                want(call.path, call.node)
+            for h in entry.hazards:
+                want(h.path, h.node)
+                for call in h.calls:
+                    want(call.path, call.node)
+            for w in entry.writes:
+                for node in (w.target_node, w.stmt_node, w.key_node, w.value_node, w.field_node, w.value.source_node):
+                    want(w.path if node is not w.value.source_node else (w.value.source_path or w.path), node)
+                for call in w.calls:
+                    want(call.path, call.node)
+    for fact in facts:
+        want(fact.path, fact.node)
+        for call in fact.calls:
+            want(call.path, call.node)
+    ranges: dict[int, object] = {}
+    for path, nodes in wanted.items():
+        state = modules.get(path)
+        if state is not None:
+            ranges.update(node_ranges(state.module, nodes))
+
+    def get(node):
+        return ranges.get(id(node)) if node is not None else None
+
+    for config in configs:
+        config.range = get(config.node)
+        for rewrite in config.rewrite:
+            rewrite.range = get(rewrite.node)
+        for fact in config.facts:
+            fact.range = get(fact.node)
+        for entry in config.all_entries():
+            entry.range = get(entry.node)
+            entry.name_range = get(entry.name_node)
+            for h in entry.hazards:
+                h.range = get(h.node)
+            for w in entry.writes:
+                w.range = get(w.target_node) or get(w.stmt_node)
+                w.key_range = get(w.key_node)
+                w.value_range = get(w.value_node)
+                w.field_range = get(w.field_node)
+    for fact in facts:
+        fact.range = get(fact.node)
+    return ranges

@@ -1,0 +1,1287 @@
+"""Read a script statement by statement and rebuild the NPU session configs it creates.
+
+This is a small abstract interpreter over the libcst tree. It never runs user code: it binds names
+to symbolic values (configs, optimizer entries, constants it can compute, unknowns), follows helper
+functions by reading their bodies with the call's arguments, and records every option write with the
+branches it sits under. Anything it cannot compute is "unresolved", never guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import libcst as cst
+
+from npu_audit.extract import runconfig as rc
+from npu_audit.extract.model import (
+    UNRESOLVED,
+    BranchStep,
+    CallSite,
+    CodeFact,
+    Entry,
+    OptionWrite,
+    RewriteWrite,
+    SessionConfig,
+    Value,
+)
+from npu_audit.extract.project import ModuleState, Project
+from npu_audit.extract.symbols import (
+    UNKNOWN,
+    ArgsRef,
+    ClassRef,
+    ConfigObjectRef,
+    ConfigRef,
+    Const,
+    EntryRef,
+    FlagsRef,
+    FunctionRef,
+    InstanceRef,
+    ListRef,
+    ModuleRef,
+    ParserRef,
+    RunConfigRef,
+    SessionRef,
+    Sym,
+    Unknown,
+    make_value,
+    origin_of,
+    to_python,
+)
+
+MAX_CALL_DEPTH = 12
+MAX_UNROLL = 64
+FIELDS = {"b", "i", "s", "f", "list", "func", "placeholder", "shape", "tensor", "type"}
+CONFIG_PROTO_NAMES = {"ConfigProto"}
+SESSION_NAMES = {"Session", "InteractiveSession", "MonitoredTrainingSession", "SingularMonitoredSession"}
+AS_BYTES = {"as_bytes"}
+AS_STR = {"as_str", "as_text", "as_str_any"}
+FLAG_DEFINERS = {
+    "DEFINE_string",
+    "DEFINE_integer",
+    "DEFINE_int",
+    "DEFINE_float",
+    "DEFINE_bool",
+    "DEFINE_boolean",
+    "DEFINE_enum",
+    "DEFINE_list",
+    "DEFINE_multi_string",
+    "DEFINE_multi_integer",
+}
+HELPERS = {"npu_config_proto", "npu_run_config_init", "set_keras_session_npu_config", "init_resource"}
+STR_METHODS = {
+    "lower",
+    "upper",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "replace",
+    "format",
+    "join",
+    "encode",
+    "decode",
+    "title",
+    "capitalize",
+}
+
+
+@dataclass
+class Binding:
+    sym: Sym
+    path: tuple[tuple[int, int], ...]  # (branch node id, arm) path where the binding was made
+
+
+@dataclass(eq=False)
+class LazyName(Sym):
+    """``from tree_module import name``: resolved when first looked up."""
+
+    module: ModuleRef
+    name: str
+
+
+@dataclass
+class Frame:
+    module: ModuleState
+    locals: Optional[dict[str, Binding]]  # None: module level (globals)
+    branches: list[BranchStep] = field(default_factory=list)
+    calls: tuple[CallSite, ...] = ()
+    returns: list[Sym] = field(default_factory=list)
+    returned: bool = False
+    function: Optional[FunctionRef] = None
+    global_names: set[str] = field(default_factory=set)
+    base_depth: int = 0  # len(branches) when the function started (caller's branches)
+
+    @property
+    def scope(self) -> dict[str, Binding]:
+        return self.locals if self.locals is not None else self.module.globals
+
+    def branch_key(self) -> tuple[tuple[int, int], ...]:
+        return tuple((b.node_id, b.arm) for b in self.branches)
+
+
+class Interpreter:
+    def __init__(self, project: Project, kb):
+        self.project = project
+        self.kb = kb
+        self.configs: list[SessionConfig] = []
+        self.loose_facts: list[CodeFact] = []
+        self._active: list[int] = []  # ids of function nodes being read (recursion guard)
+        self._inlined: set[int] = set()
+        self._implicit: dict[tuple[int, str], Sym] = {}
+
+    # ---------------------------------------------------------------------------------------
+    # modules
+
+    def run_module(self, state: ModuleState) -> None:
+        if state.executed or state.executing:
+            return
+        state.executing = True
+        frame = Frame(module=state, locals=None)
+        self.exec_block(state.module.body, frame)
+        state.executing = False
+        state.executed = True
+
+    def run_standalone(self, state: ModuleState) -> None:
+        """Read functions nobody called (library helpers), with parameters bound to their defaults."""
+        for cls in list(state.classes):
+            methods = [f for f in state.functions if f.owner is cls]
+            if all(id(m.node) in self._inlined for m in methods):
+                continue
+            instance = InstanceRef(cls=cls)
+            ordered = sorted(methods, key=lambda m: 0 if m.node.name.value == "__init__" else 1)
+            for method in ordered:
+                if id(method.node) in self._inlined:
+                    continue
+                bound = FunctionRef(method.node, method.module, owner=cls, bound_self=instance, qualname=method.qualname)
+                self.call_function(bound, [], {}, None, Frame(module=state, locals=None), standalone=True)
+        for fn in list(state.functions):
+            if fn.owner is None and id(fn.node) not in self._inlined:
+                self.call_function(fn, [], {}, None, Frame(module=state, locals=None), standalone=True)
+
+    def load_module(self, ref: ModuleRef, importer: ModuleState) -> Optional[ModuleState]:
+        if ref.state is not None:
+            return ref.state
+        if ref.file is None:
+            return None
+        state = self.project.load(Path(ref.file), importer.file)
+        if state is None:
+            return None
+        ref.state = state
+        self.run_module(state)
+        return state
+
+    # ---------------------------------------------------------------------------------------
+    # statements
+
+    def exec_block(self, body, frame: Frame) -> None:
+        for stmt in body:
+            if frame.returned:
+                return
+            self.exec_stmt(stmt, frame)
+
+    def _suite(self, suite) -> list:
+        if isinstance(suite, cst.IndentedBlock):
+            return list(suite.body)
+        if isinstance(suite, cst.SimpleStatementSuite):
+            return [cst.SimpleStatementLine(body=suite.body)]
+        return []
+
+    def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.exec_small(small, stmt, frame)
+                if frame.returned:
+                    return
+        elif isinstance(stmt, cst.If):
+            self.exec_if(stmt, frame)
+        elif isinstance(stmt, (cst.For,)):
+            self.exec_for(stmt, frame)
+        elif isinstance(stmt, cst.While):
+            self._branch(frame, stmt, 0, "loop", False, f"while {self._short(stmt.test, frame)}", stmt.test,
+                         lambda: self.exec_block(self._suite(stmt.body), frame))
+            if stmt.orelse is not None:
+                self._branch(frame, stmt, 1, "loop", False, "else of while", None,
+                             lambda: self.exec_block(self._suite(stmt.orelse.body), frame))
+        elif isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            self._branch(frame, stmt, 0, "try", False, "inside try", None,
+                         lambda: self.exec_block(self._suite(stmt.body), frame))
+            for i, handler in enumerate(stmt.handlers):
+                def run_handler(h=handler):
+                    if h.name is not None and isinstance(h.name.name, cst.Name):
+                        self.bind(h.name.name.value, UNKNOWN, frame)
+                    self.exec_block(self._suite(h.body), frame)
+                self._branch(frame, stmt, i + 1, "except", False, "in except handler", None, run_handler)
+            if stmt.orelse is not None:
+                self._branch(frame, stmt, 1000, "try", False, "in else of try", None,
+                             lambda: self.exec_block(self._suite(stmt.orelse.body), frame))
+            if stmt.finalbody is not None:
+                self.exec_block(self._suite(stmt.finalbody.body), frame)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                value = self.eval(item.item, frame)
+                if item.asname is not None:
+                    self.assign(item.asname.name, value, frame)
+            self.exec_block(self._suite(stmt.body), frame)
+        elif isinstance(stmt, cst.FunctionDef):
+            fn = FunctionRef(stmt, frame.module, qualname=stmt.name.value)
+            self.bind(stmt.name.value, fn, frame)
+            if frame.locals is None:
+                frame.module.functions.append(fn)
+        elif isinstance(stmt, cst.ClassDef):
+            self.exec_class(stmt, frame)
+        elif hasattr(cst, "Match") and isinstance(stmt, cst.Match):
+            for i, case in enumerate(stmt.cases):
+                self._branch(frame, stmt, i, "if", False, "in match case", None,
+                             lambda c=case: self.exec_block(self._suite(c.body), frame))
+
+    def exec_class(self, stmt: cst.ClassDef, frame: Frame) -> None:
+        cls = ClassRef(node=stmt, module=frame.module, qualname=stmt.name.value)
+        self.bind(stmt.name.value, cls, frame)
+        if frame.locals is None:
+            frame.module.classes.append(cls)
+        class_frame = Frame(module=frame.module, locals={}, branches=list(frame.branches), calls=frame.calls)
+        for item in self._suite(stmt.body):
+            if isinstance(item, cst.FunctionDef):
+                fn = FunctionRef(item, frame.module, owner=cls, qualname=f"{stmt.name.value}.{item.name.value}")
+                cls.attrs[item.name.value] = fn
+                if frame.locals is None:
+                    frame.module.functions.append(fn)
+            else:
+                self.exec_stmt(item, class_frame)
+        for name, binding in class_frame.locals.items():
+            cls.attrs.setdefault(name, binding.sym)
+
+    def _branch(self, frame, node, arm, kind, has_else, description, test, run) -> None:
+        step = BranchStep(node_id=id(node), arm=arm, kind=kind, has_else=has_else, description=description, node=test)
+        frame.branches.append(step)
+        saved_returned = frame.returned
+        try:
+            run()
+        finally:
+            frame.branches.pop()
+            # a return inside a branch does not end the enclosing block
+            frame.returned = saved_returned
+
+    def exec_if(self, stmt: cst.If, frame: Frame) -> None:
+        if self._is_main_guard(stmt.test):
+            self.exec_block(self._suite(stmt.body), frame)
+            return
+        verdict = self._static_truth(stmt.test, frame)
+        test_text = self._short(stmt.test, frame)
+        has_else = stmt.orelse is not None
+        if verdict is True:
+            self.exec_block(self._suite(stmt.body), frame)
+            return
+        if verdict is not False:
+            self._branch(frame, stmt, 0, "if", has_else, f"if {test_text}", stmt.test,
+                         lambda: self.exec_block(self._suite(stmt.body), frame))
+        if stmt.orelse is None:
+            return
+        if isinstance(stmt.orelse, cst.If):
+            run = lambda: self.exec_if(stmt.orelse, frame)  # noqa: E731
+        else:
+            run = lambda: self.exec_block(self._suite(stmt.orelse.body), frame)  # noqa: E731
+        if verdict is False:
+            run()
+        else:
+            self._branch(frame, stmt, 1, "if", has_else, f"not ({test_text})", stmt.test, run)
+
+    def _static_truth(self, test, frame) -> Optional[bool]:
+        """True/False for tests decidable from literals alone (``if True:``, ``if 0:``); else None."""
+        if isinstance(test, cst.Name) and test.value in ("True", "False"):
+            return test.value == "True"
+        if isinstance(test, cst.Integer):
+            try:
+                return bool(int(test.value, 0))
+            except ValueError:
+                return None
+        return None
+
+    def _is_main_guard(self, test) -> bool:
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        left, comp = test.left, test.comparisons[0]
+        if not isinstance(comp.operator, cst.Equal):
+            return False
+        sides = [left, comp.comparator]
+        names = [s for s in sides if isinstance(s, cst.Name) and s.value == "__name__"]
+        strings = [s for s in sides if isinstance(s, cst.SimpleString) and "__main__" in s.value]
+        return bool(names and strings)
+
+    def exec_for(self, stmt: cst.For, frame: Frame) -> None:
+        iterable = self.eval(stmt.iter, frame)
+        items = to_python(iterable)
+        if isinstance(items, dict):
+            items = list(items)
+        if isinstance(items, (list, tuple)) and 0 < len(items) <= MAX_UNROLL:
+            for item in items:
+                self.assign(stmt.target, Const(item, origin="resolved"), frame)
+                self.exec_block(self._suite(stmt.body), frame)
+            return
+        desc = f"for {self._short(stmt.target, frame)} in {self._short(stmt.iter, frame)}"
+
+        def body():
+            self.assign(stmt.target, UNKNOWN, frame)
+            self.exec_block(self._suite(stmt.body), frame)
+
+        self._branch(frame, stmt, 0, "loop", False, desc, stmt.iter, body)
+        if stmt.orelse is not None:
+            self._branch(frame, stmt, 1, "loop", False, "else of for", None,
+                         lambda: self.exec_block(self._suite(stmt.orelse.body), frame))
+
+    def exec_small(self, small, line: cst.SimpleStatementLine, frame: Frame) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.eval(small.value, frame)
+            for target in small.targets:
+                self.assign(target.target, value, frame, stmt=line, value_node=small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self.eval(small.value, frame)
+                self.assign(small.target, value, frame, stmt=line, value_node=small.value)
+        elif isinstance(small, cst.AugAssign):
+            if isinstance(small.target, cst.Name):
+                current = self.lookup(small.target.value, frame)
+                rhs = self.eval(small.value, frame)
+                op = type(small.operator).__name__.replace("Assign", "")
+                self.bind(small.target.value, self._binop(op, current, rhs), frame)
+            else:
+                self.eval(small.value, frame)
+        elif isinstance(small, cst.Expr):
+            self.eval(small.value, frame)
+        elif isinstance(small, cst.Return):
+            frame.returns.append(self.eval(small.value, frame) if small.value is not None else Const(None))
+            if len(frame.branches) == frame.base_depth:
+                frame.returned = True
+        elif isinstance(small, cst.Import):
+            self.exec_import(small, frame)
+        elif isinstance(small, cst.ImportFrom):
+            self.exec_import_from(small, frame)
+        elif isinstance(small, (cst.Global, cst.Nonlocal)):
+            for item in small.names:
+                frame.global_names.add(item.name.value)
+
+    # ---------------------------------------------------------------------------------------
+    # imports
+
+    def _dotted(self, node) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            base = self._dotted(node.value)
+            return f"{base}.{node.attr.value}" if base else None
+        return None
+
+    def _module_ref(self, dotted: str, level: int, frame: Frame) -> ModuleRef:
+        file = self.project.resolve(dotted, level, frame.module.file)
+        name = "." * level + dotted
+        return ModuleRef(name=name, file=str(file) if file else None)
+
+    def exec_import(self, small: cst.Import, frame: Frame) -> None:
+        for alias in small.names:
+            dotted = self._dotted(alias.name)
+            if not dotted:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+                frame.module.aliases[local] = dotted
+                self.bind(local, self._module_ref(dotted, 0, frame), frame)
+            else:
+                top = dotted.split(".")[0]
+                frame.module.aliases.setdefault(top, top)
+                self.bind(top, self._module_ref(top, 0, frame), frame)
+
+    def exec_import_from(self, small: cst.ImportFrom, frame: Frame) -> None:
+        level = len(small.relative)
+        dotted = self._dotted(small.module) if small.module is not None else ""
+        ref = self._module_ref(dotted or "", level, frame) if (dotted or level) else None
+        if ref is None:
+            return
+        if isinstance(small.names, cst.ImportStar):
+            if ref.file is not None:
+                frame.module.star_modules.append(ref)
+            return
+        for alias in small.names:
+            name = self._dotted(alias.name)
+            if not name:
+                continue
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+            frame.module.aliases[local] = f"{'.' * level}{dotted}.{name}" if dotted else f"{'.' * level}{name}"
+            if ref.file is not None:
+                self.bind(local, LazyName(module=ref, name=name), frame)
+            else:
+                sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame)
+                self.bind(local, sub if sub.file else Unknown(name=local, why="imported"), frame)
+
+    # ---------------------------------------------------------------------------------------
+    # names
+
+    def bind(self, name: str, sym: Sym, frame: Frame) -> None:
+        scope = frame.module.globals if name in frame.global_names else frame.scope
+        scope[name] = Binding(sym, frame.branch_key())
+
+    def lookup(self, name: str, frame: Frame) -> Sym:
+        for scope in (frame.locals, frame.module.globals):
+            if scope is None or name not in scope:
+                continue
+            binding = scope[name]
+            sym = self._resolve_lazy(binding.sym, frame)
+            key = frame.branch_key()
+            made_here = key[: len(binding.path)] == binding.path
+            if not made_here and isinstance(sym, Const):
+                # assigned in a branch we are not in: one of several values
+                return Unknown(name=None, why="assigned in a branch")
+            if isinstance(sym, Const) and sym.origin == "literal":
+                # a value read through a name was resolved (the literal is elsewhere)
+                return Const(sym.value, origin="resolved", flag=sym.flag, node=sym.node, path=sym.path)
+            return sym
+        for ref in frame.module.star_modules:
+            state = self.load_module(ref, frame.module)
+            if state is not None and name in state.globals:
+                return self._resolve_lazy(state.globals[name].sym, frame)
+        if name in ("True", "False", "None"):
+            return Const({"True": True, "False": False, "None": None}[name])
+        if name == "FLAGS":
+            return FlagsRef()
+        return Unknown(name=name)
+
+    def _resolve_lazy(self, sym: Sym, frame: Frame) -> Sym:
+        if isinstance(sym, LazyName):
+            state = self.load_module(sym.module, frame.module)
+            if state is None:
+                return Unknown(name=sym.name)
+            if sym.name in state.globals:
+                return self._resolve_lazy(state.globals[sym.name].sym, Frame(module=state, locals=None))
+            sub = self.project.resolve(sym.name, 1, state.file) if state.file.name == "__init__.py" else None
+            if sub is not None:
+                return ModuleRef(name=sym.name, file=str(sub))
+            return Unknown(name=sym.name)
+        return sym
+
+    def module_attr(self, ref: ModuleRef, name: str, frame: Frame) -> Sym:
+        state = self.load_module(ref, frame.module)
+        if state is None:
+            if name == "FLAGS":
+                return FlagsRef()
+            if ref.file is None:
+                return ModuleRef(name=f"{ref.name}.{name}", file=None)
+            return Unknown(name=None)
+        if name in state.globals:
+            sym = self._resolve_lazy(state.globals[name].sym, Frame(module=state, locals=None))
+            if isinstance(sym, Const) and sym.origin == "literal":
+                return Const(sym.value, origin="resolved", flag=sym.flag, node=sym.node, path=sym.path)
+            return sym
+        if name == "FLAGS":
+            return FlagsRef()
+        if state.file.name == "__init__.py":
+            sub = self.project.resolve(name, 1, state.file)
+            if sub is not None:
+                return ModuleRef(name=f"{ref.name}.{name}", file=str(sub))
+        return Unknown(name=None)
+
+    # ---------------------------------------------------------------------------------------
+    # assignment
+
+    def assign(self, target, value: Sym, frame: Frame, stmt=None, value_node=None) -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target.value, value, frame)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            parts = None
+            py = to_python(value)
+            if isinstance(value, ListRef):
+                parts = list(value.items)
+            elif isinstance(py, (list, tuple)):
+                parts = [Const(v, origin="resolved") for v in py]
+            elements = [e.value for e in target.elements]
+            if parts is None or len(parts) != len(elements) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+                parts = [UNKNOWN] * len(elements)
+            for element, part in zip(elements, parts):
+                self.assign(element, part, frame)
+        elif isinstance(target, cst.Attribute):
+            self.assign_attribute(target, value, frame, stmt, value_node)
+        elif isinstance(target, cst.Subscript):
+            self.eval(target.value, frame)
+
+    def assign_attribute(self, target: cst.Attribute, value: Sym, frame: Frame, stmt, value_node) -> None:
+        attr = target.attr.value
+        base = self.eval(target.value, frame, want_object=attr in ("name",) or attr in FIELDS)
+        if isinstance(base, EntryRef) and base.part == "item":
+            self.record_write(base, attr, value, frame, stmt, target, value_node)
+        elif isinstance(base, EntryRef) and base.part == "" and attr == "name":
+            entry = base.entry
+            entry.name = make_value(value, self._code(value_node, frame))
+            entry.name_node = value_node
+            entry.name_branches = tuple(frame.branches)
+        elif isinstance(base, ConfigRef) and base.path[-1:] == ("rewrite_options",):
+            base.config.rewrite.append(
+                RewriteWrite(name=attr, value_text=self._code(value_node, frame), path=frame.module.display, node=stmt)
+            )
+        elif isinstance(base, InstanceRef):
+            base.attrs[attr] = value
+        elif isinstance(base, ClassRef):
+            base.attrs[attr] = value
+
+    def record_write(self, item: EntryRef, field_name: str, value: Sym, frame: Frame, stmt, target, value_node) -> None:
+        if item.key is None:
+            return
+        entry = item.entry
+        write = OptionWrite(
+            key=item.key,
+            field=field_name,
+            value=make_value(value, self._code(value_node, frame)),
+            path=frame.module.display,
+            stmt_node=stmt,
+            target_node=target,
+            key_node=item.key_node,
+            value_node=value_node,
+            field_node=target.attr,
+            branches=tuple(frame.branches),
+            calls=frame.calls,
+            via="parameter_map",
+        )
+        entry.add_write(write)
+
+    # ---------------------------------------------------------------------------------------
+    # expressions
+
+    def _code(self, node, frame: Frame) -> str:
+        if node is None:
+            return ""
+        try:
+            return frame.module.module.code_for_node(node).strip()
+        except Exception:  # pragma: no cover - code generation of a parsed node should not fail
+            return ""
+
+    def _short(self, node, frame: Frame, limit: int = 60) -> str:
+        text = " ".join(self._code(node, frame).split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+    def eval(self, node, frame: Frame, want_object: bool = False) -> Sym:
+        try:
+            return self._eval(node, frame)
+        except RecursionError:
+            return UNKNOWN
+
+    def _eval(self, node, frame: Frame) -> Sym:  # noqa: C901 - one dispatch over node types
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value, frame)
+        if isinstance(node, cst.SimpleString):
+            try:
+                return Const(node.evaluated_value, origin="literal", node=node, path=frame.module.display)
+            except Exception:
+                return UNKNOWN
+        if isinstance(node, cst.ConcatenatedString):
+            left, right = self._eval(node.left, frame), self._eval(node.right, frame)
+            lv, rv = to_python(left), to_python(right)
+            if isinstance(lv, (str, bytes)) and type(lv) is type(rv):
+                return Const(lv + rv, origin=origin_of(left, right))
+            return UNKNOWN
+        if isinstance(node, cst.FormattedString):
+            return self._fstring(node, frame)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+            try:
+                return Const(ast.literal_eval(node.value), origin="literal", node=node, path=frame.module.display)
+            except Exception:
+                return UNKNOWN
+        if isinstance(node, cst.UnaryOperation):
+            operand = self._eval(node.expression, frame)
+            v = to_python(operand)
+            if v is UNRESOLVED:
+                return UNKNOWN
+            try:
+                if isinstance(node.operator, cst.Minus):
+                    return Const(-v, origin=origin_of(operand) if origin_of(operand) != "literal" else "literal",
+                                 node=node if isinstance(operand, Const) and operand.origin == "literal" else None,
+                                 path=frame.module.display, flag=getattr(operand, "flag", None))
+                if isinstance(node.operator, cst.Plus):
+                    return Const(+v, origin=origin_of(operand))
+                if isinstance(node.operator, cst.Not):
+                    return Const(not v, origin="resolved")
+                if isinstance(node.operator, cst.BitInvert):
+                    return Const(~v, origin="resolved")
+            except Exception:
+                return UNKNOWN
+            return UNKNOWN
+        if isinstance(node, cst.BinaryOperation):
+            left = self._eval(node.left, frame)
+            right = self._eval(node.right, frame)
+            return self._binop(type(node.operator).__name__, left, right)
+        if isinstance(node, cst.BooleanOperation):
+            left = self._eval(node.left, frame)
+            lv = to_python(left)
+            if lv is UNRESOLVED:
+                self._eval(node.right, frame)
+                return UNKNOWN
+            if isinstance(node.operator, cst.Or):
+                return left if lv else self._eval(node.right, frame)
+            return self._eval(node.right, frame) if lv else left
+        if isinstance(node, cst.IfExp):
+            test = to_python(self._eval(node.test, frame))
+            body, orelse = self._eval(node.body, frame), self._eval(node.orelse, frame)
+            if test is not UNRESOLVED:
+                return body if test else orelse
+            bv, ov = to_python(body), to_python(orelse)
+            if bv is not UNRESOLVED and bv == ov and type(bv) is type(ov):
+                return Const(bv, origin="resolved")
+            return UNKNOWN
+        if isinstance(node, cst.Comparison):
+            return self._compare(node, frame)
+        if isinstance(node, cst.Attribute):
+            base = self._eval(node.value, frame)
+            return self.get_attr(base, node.attr.value, node, frame)
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node, frame)
+        if isinstance(node, cst.Call):
+            return self.eval_call(node, frame)
+        if isinstance(node, cst.List):
+            return ListRef(items=[self._element(e, frame) for e in node.elements],
+                           exact=not any(isinstance(e, cst.StarredElement) for e in node.elements))
+        if isinstance(node, cst.Tuple):
+            items = [self._element(e, frame) for e in node.elements]
+            values = [to_python(i) for i in items]
+            if all(v is not UNRESOLVED for v in values) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return Const(tuple(values), origin=origin_of(*items))
+            return ListRef(items=items, exact=False)
+        if isinstance(node, cst.Dict):
+            out = {}
+            syms = []
+            for element in node.elements:
+                if not isinstance(element, cst.DictElement):
+                    return UNKNOWN
+                k, v = self._eval(element.key, frame), self._eval(element.value, frame)
+                kp, vp = to_python(k), to_python(v)
+                if kp is UNRESOLVED or vp is UNRESOLVED:
+                    return UNKNOWN
+                try:
+                    out[kp] = vp
+                except TypeError:
+                    return UNKNOWN
+                syms += [k, v]
+            return Const(out, origin=origin_of(*syms) if syms else "literal")
+        if isinstance(node, cst.NamedExpr):
+            value = self._eval(node.value, frame)
+            self.assign(node.target, value, frame)
+            return value
+        if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Lambda)):
+            return UNKNOWN
+        if isinstance(node, cst.Await):
+            self._eval(node.expression, frame)
+            return UNKNOWN
+        return UNKNOWN
+
+    def _element(self, element, frame: Frame) -> Sym:
+        if isinstance(element, cst.StarredElement):
+            self._eval(element.value, frame)
+            return UNKNOWN
+        return self._eval(element.value, frame)
+
+    def _fstring(self, node: cst.FormattedString, frame: Frame) -> Sym:
+        pieces, syms = [], []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                pieces.append(part.value)
+                continue
+            sym = self._eval(part.expression, frame)
+            value = to_python(sym)
+            if value is UNRESOLVED:
+                return UNKNOWN
+            syms.append(sym)
+            try:
+                if part.conversion == "r":
+                    value = repr(value)
+                elif part.conversion == "s":
+                    value = str(value)
+                elif part.conversion == "a":
+                    value = ascii(value)
+                spec = ""
+                if part.format_spec:
+                    for spec_part in part.format_spec:
+                        if not isinstance(spec_part, cst.FormattedStringText):
+                            return UNKNOWN
+                        spec += spec_part.value
+                pieces.append(format(value, spec))
+            except Exception:
+                return UNKNOWN
+        text = "".join(pieces)
+        if "b" in node.prefix.lower():
+            return UNKNOWN
+        origin = origin_of(*syms) if syms else "literal"
+        if origin == "literal" and syms:
+            origin = "resolved"
+        flag = next((s.flag for s in syms if isinstance(s, Const) and s.flag), None)
+        return Const(text, origin=origin, flag=flag)
+
+    def _binop(self, op: str, left: Sym, right: Sym) -> Sym:
+        lv, rv = to_python(left), to_python(right)
+        if lv is UNRESOLVED or rv is UNRESOLVED:
+            return UNKNOWN
+        try:
+            if op == "Add":
+                result = lv + rv
+            elif op == "Subtract":
+                result = lv - rv
+            elif op == "Multiply":
+                if isinstance(lv, (str, bytes, list)) or isinstance(rv, (str, bytes, list)):
+                    n = rv if isinstance(rv, int) else lv
+                    if isinstance(n, int) and n > 10000:
+                        return UNKNOWN
+                result = lv * rv
+            elif op == "Divide":
+                result = lv / rv
+            elif op == "FloorDivide":
+                result = lv // rv
+            elif op == "Modulo":
+                result = lv % rv
+            elif op == "Power":
+                if isinstance(rv, int) and abs(rv) > 256:
+                    return UNKNOWN
+                result = lv**rv
+            elif op == "LeftShift":
+                if isinstance(rv, int) and rv > 256:
+                    return UNKNOWN
+                result = lv << rv
+            elif op == "RightShift":
+                result = lv >> rv
+            elif op == "BitOr":
+                result = lv | rv
+            elif op == "BitAnd":
+                result = lv & rv
+            elif op == "BitXor":
+                result = lv ^ rv
+            else:
+                return UNKNOWN
+        except Exception:
+            return UNKNOWN
+        flag = next((s.flag for s in (left, right) if isinstance(s, Const) and s.flag), None)
+        origin = "flag-default" if origin_of(left, right) == "flag-default" else "resolved"
+        return Const(result, origin=origin, flag=flag)
+
+    def _compare(self, node: cst.Comparison, frame: Frame) -> Sym:
+        left = to_python(self._eval(node.left, frame))
+        result = True
+        for comparison in node.comparisons:
+            right = to_python(self._eval(comparison.comparator, frame))
+            if left is UNRESOLVED or right is UNRESOLVED:
+                return UNKNOWN
+            op = type(comparison.operator).__name__
+            try:
+                ok = {
+                    "Equal": lambda a, b: a == b,
+                    "NotEqual": lambda a, b: a != b,
+                    "LessThan": lambda a, b: a < b,
+                    "LessThanEqual": lambda a, b: a <= b,
+                    "GreaterThan": lambda a, b: a > b,
+                    "GreaterThanEqual": lambda a, b: a >= b,
+                    "In": lambda a, b: a in b,
+                    "NotIn": lambda a, b: a not in b,
+                    "Is": lambda a, b: a is b if a is None or b is None else a == b,
+                    "IsNot": lambda a, b: a is not b if a is None or b is None else a != b,
+                }[op](left, right)
+            except Exception:
+                return UNKNOWN
+            result = result and ok
+            left = right
+        return Const(result, origin="resolved")
+
+    def _subscript(self, node: cst.Subscript, frame: Frame) -> Sym:
+        base = self._eval(node.value, frame)
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return UNKNOWN
+        index_node = node.slice[0].slice.value
+        index = self._eval(index_node, frame)
+        if isinstance(base, EntryRef) and base.part == "parameter_map":
+            key = to_python(index)
+            if isinstance(key, bytes):
+                key = key.decode("utf-8", "replace")
+            if not isinstance(key, str):
+                return EntryRef(entry=base.entry, part="item", key=None, key_node=index_node, key_resolved=False)
+            return EntryRef(entry=base.entry, part="item", key=key, key_node=index_node)
+        if isinstance(base, ListRef):
+            i = to_python(index)
+            if isinstance(i, int) and -len(base.items) <= i < len(base.items):
+                return base.items[i]
+            return UNKNOWN
+        container, i = to_python(base), to_python(index)
+        if container is UNRESOLVED or i is UNRESOLVED:
+            return UNKNOWN
+        try:
+            value = container[i]
+        except Exception:
+            return UNKNOWN
+        return Const(value, origin="flag-default" if origin_of(base) == "flag-default" else "resolved",
+                     flag=getattr(base, "flag", None))
+
+    # ---------------------------------------------------------------------------------------
+    # attributes
+
+    def get_attr(self, base: Sym, attr: str, node: cst.Attribute, frame: Frame) -> Sym:
+        if isinstance(base, ConfigRef):
+            return ConfigRef(config=base.config, path=base.path + (attr,))
+        if isinstance(base, EntryRef):
+            if base.part == "" and attr == "parameter_map":
+                return EntryRef(entry=base.entry, part="parameter_map")
+            if base.part == "" and attr == "name" and base.entry.name is not None and base.entry.name.resolved:
+                return Const(base.entry.name.python, origin="resolved")
+            return UNKNOWN
+        if isinstance(base, ModuleRef):
+            return self.module_attr(base, attr, frame)
+        if isinstance(base, FlagsRef):
+            return self.flag_value(attr, frame)
+        if isinstance(base, ArgsRef):
+            return self.argument_value(attr, frame)
+        if isinstance(base, InstanceRef):
+            if attr in base.attrs:
+                return base.attrs[attr]
+            found = base.cls.attrs.get(attr)
+            if isinstance(found, FunctionRef):
+                return FunctionRef(found.node, found.module, owner=found.owner, bound_self=base, qualname=found.qualname)
+            if found is not None:
+                return found
+            return self._implicit_object(base, attr, node, frame)
+        if isinstance(base, ClassRef):
+            return base.attrs.get(attr, UNKNOWN)
+        if isinstance(base, Unknown) and base.name is not None:
+            # an object we did not see being created (a parameter, an unknown global):
+            # if it is used like a ConfigProto or an optimizer entry, treat it as one.
+            return self._implicit_from_name(base.name, attr, node, frame)
+        if isinstance(base, Unknown) and attr == "FLAGS":
+            return FlagsRef()
+        return UNKNOWN
+
+    def _implicit_from_name(self, name: str, attr: str, node: cst.Attribute, frame: Frame) -> Sym:
+        made = self._make_implicit(attr, node, frame, variable=name)
+        if made is None:
+            if attr == "FLAGS":
+                return FlagsRef()
+            return UNKNOWN
+        obj, result = made
+        self.bind(name, obj, frame)
+        return result
+
+    def _implicit_object(self, owner: InstanceRef, attr: str, node, frame: Frame) -> Sym:
+        return UNKNOWN
+
+    def _make_implicit(self, attr: str, node, frame: Frame, variable: str):
+        if attr in ("graph_options", "rewrite_options", "custom_optimizers"):
+            config = self.new_config("unknown", node, frame, variable=variable)
+            path = {"graph_options": (), "rewrite_options": ("graph_options",),
+                    "custom_optimizers": ("graph_options", "rewrite_options")}[attr]
+            obj = ConfigRef(config=config, path=path)
+            return obj, ConfigRef(config=config, path=path + (attr,))
+        if attr == "parameter_map":
+            config = self.new_config("unknown", node, frame, variable=None)
+            entry = Entry(kind="orphan", path=frame.module.display, node=node, calls=frame.calls)
+            config.entries.append(entry)
+            obj = EntryRef(entry=entry)
+            return obj, EntryRef(entry=entry, part="parameter_map")
+        return None
+
+    def flag_value(self, name: str, frame: Frame) -> Sym:
+        for state in self._modules_for_flags(frame):
+            if name in state.flags:
+                sym, _node = state.flags[name]
+                v = to_python(sym)
+                if v is UNRESOLVED:
+                    return Unknown(why=f"flag {name}")
+                return Const(v, origin="flag-default", flag=name,
+                             node=getattr(sym, "node", None), path=getattr(sym, "path", None))
+        return Unknown(why=f"flag {name}")
+
+    def argument_value(self, name: str, frame: Frame) -> Sym:
+        for state in self._modules_for_flags(frame):
+            if name in state.arguments:
+                sym, _node = state.arguments[name]
+                v = to_python(sym)
+                if v is UNRESOLVED:
+                    return Unknown(why=f"argument {name}")
+                return Const(v, origin="flag-default", flag=name,
+                             node=getattr(sym, "node", None), path=getattr(sym, "path", None))
+        return Unknown(why=f"argument {name}")
+
+    def _modules_for_flags(self, frame: Frame):
+        yield frame.module
+        for state in list(self.project.modules.values()):
+            if state is not frame.module:
+                yield state
+
+    # ---------------------------------------------------------------------------------------
+    # calls
+
+    def _callee_name(self, func, frame: Frame) -> str:
+        """Dotted name of the callee with import aliases expanded ("tf.ConfigProto" -> "tensorflow.ConfigProto")."""
+        dotted = self._dotted(func)
+        if not dotted:
+            return ""
+        first, _, rest = dotted.partition(".")
+        full = frame.module.aliases.get(first, first)
+        return f"{full}.{rest}" if rest else full
+
+    def _args(self, call: cst.Call, frame: Frame):
+        positional, keywords = [], {}
+        for arg in call.args:
+            if arg.star:
+                self._eval(arg.value, frame)
+                continue
+            value = self._eval(arg.value, frame)
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = (value, arg.value, arg)
+            else:
+                positional.append((value, arg.value, arg))
+        return positional, keywords
+
+    def eval_call(self, call: cst.Call, frame: Frame) -> Sym:
+        func = call.func
+        full = self._callee_name(func, frame)
+        last = full.rsplit(".", 1)[-1] if full else ""
+        # method calls on symbolic objects
+        if isinstance(func, cst.Attribute):
+            base = self._eval(func.value, frame)
+            method = func.attr.value
+            handled = self._method_call(base, method, call, frame)
+            if handled is not None:
+                return handled
+            callee = self.get_attr(base, method, func, frame)
+        else:
+            callee = self._eval(func, frame)
+        if isinstance(callee, FunctionRef):
+            positional, keywords = self._args(call, frame)
+            return self.call_function(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
+        if isinstance(callee, ClassRef):
+            positional, keywords = self._args(call, frame)
+            return self.instantiate(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
+        return self._api_call(last, full, call, frame)
+
+    def _method_call(self, base: Sym, method: str, call: cst.Call, frame: Frame) -> Optional[Sym]:
+        if isinstance(base, ConfigRef) and method == "add" and base.path[-1:] == ("custom_optimizers",):
+            entry = Entry(kind="custom_optimizer", path=frame.module.display, node=call, calls=frame.calls)
+            base.config.entries.append(entry)
+            return EntryRef(entry=entry)
+        if isinstance(base, ListRef):
+            if method == "append" and len(call.args) == 1:
+                base.items.append(self._eval(call.args[0].value, frame))
+                return Const(None)
+            if method == "extend" and len(call.args) == 1:
+                other = self._eval(call.args[0].value, frame)
+                if isinstance(other, ListRef):
+                    base.items.extend(other.items)
+                elif isinstance(to_python(other), (list, tuple)):
+                    base.items.extend(Const(v, origin="resolved") for v in to_python(other))
+                else:
+                    base.exact = False
+                return Const(None)
+            if method in ("insert", "pop", "remove", "clear", "sort", "reverse"):
+                self._args(call, frame)
+                base.exact = False
+                return UNKNOWN
+        if isinstance(base, Const):
+            return self._const_method(base, method, call, frame)
+        if isinstance(base, ParserRef) or (isinstance(base, Unknown) and method == "add_argument"):
+            if method == "add_argument":
+                self._record_argument(call, frame)
+                return UNKNOWN
+            if method == "parse_args":
+                self._args(call, frame)
+                return ArgsRef()
+            if method == "parse_known_args":
+                self._args(call, frame)
+                return ListRef(items=[ArgsRef(), UNKNOWN], exact=False)
+        if isinstance(base, Unknown) and method in ("parse_args",) and base.name is not None:
+            return ArgsRef()
+        return None
+
+    def _const_method(self, base: Const, method: str, call: cst.Call, frame: Frame) -> Optional[Sym]:
+        value = base.value
+        positional, keywords = self._args(call, frame)
+        args = [to_python(p[0]) for p in positional]
+        kwargs = {k: to_python(v[0]) for k, v in keywords.items()}
+        if any(a is UNRESOLVED for a in args) or any(v is UNRESOLVED for v in kwargs.values()):
+            return UNKNOWN
+        syms = [base] + [p[0] for p in positional] + [v[0] for v in keywords.values()]
+        origin = "flag-default" if origin_of(*syms) == "flag-default" else "resolved"
+        flag = next((s.flag for s in syms if isinstance(s, Const) and s.flag), None)
+        if isinstance(value, dict):
+            if method == "get" and args:
+                return Const(value.get(*args[:2]), origin=origin, flag=flag)
+            if method in ("items", "keys", "values"):
+                return Const(list(getattr(value, method)()), origin=origin, flag=flag)
+            return UNKNOWN
+        if not isinstance(value, (str, bytes)) or method not in STR_METHODS:
+            return UNKNOWN
+        try:
+            result = getattr(value, method)(*args, **kwargs)
+        except Exception:
+            return UNKNOWN
+        if method == "encode" and base.origin == "literal" and not args and not kwargs:
+            # "x".encode() keeps pointing at the literal
+            return Const(result, origin="literal", node=base.node, path=base.path)
+        return Const(result, origin=origin, flag=flag)
+
+    def _record_argument(self, call: cst.Call, frame: Frame) -> None:
+        positional, keywords = self._args(call, frame)
+        names = [to_python(p[0]) for p in positional if isinstance(to_python(p[0]), str)]
+        dest = to_python(keywords["dest"][0]) if "dest" in keywords else None
+        if not isinstance(dest, str):
+            longs = [n for n in names if n.startswith("--")]
+            chosen = longs[0] if longs else (names[0] if names else None)
+            if not chosen:
+                return
+            dest = chosen.lstrip("-").replace("-", "_")
+        default = keywords["default"][0] if "default" in keywords else Const(None)
+        frame.module.arguments[dest] = (default, call)
+
+    def call_function(self, fn: FunctionRef, args: list[Sym], kwargs: dict[str, Sym], call, frame: Frame,
+                      standalone: bool = False) -> Sym:
+        node = fn.node
+        if id(node) in self._active or len(self._active) >= MAX_CALL_DEPTH:
+            return UNKNOWN
+        if not standalone:
+            self._inlined.add(id(node))
+            self.project.add_call_edge(str(frame.module.file), str(fn.module.file))
+        calls = frame.calls + ((CallSite(frame.module.display, call, fn.qualname),) if call is not None else ())
+        inner = Frame(
+            module=fn.module,
+            locals={},
+            branches=list(frame.branches) if not standalone else [],
+            calls=calls if not standalone else (),
+            function=fn,
+        )
+        inner.base_depth = len(inner.branches)
+        params = node.params
+        ordered = list(params.posonly_params) + list(params.params)
+        values = list(args)
+        if fn.bound_self is not None:
+            values = [fn.bound_self] + values
+        default_frame = Frame(module=fn.module, locals=None)
+        for i, param in enumerate(ordered):
+            name = param.name.value
+            if i < len(values):
+                sym = values[i]
+            elif name in kwargs:
+                sym = kwargs[name]
+            elif param.default is not None:
+                sym = self._eval(param.default, default_frame)
+                if isinstance(sym, Const) and sym.origin == "literal":
+                    sym = Const(sym.value, origin="resolved", node=sym.node, path=sym.path)
+            else:
+                sym = Unknown(name=name)
+            inner.locals[name] = Binding(sym, inner.branch_key())
+        for param in params.kwonly_params:
+            name = param.name.value
+            if name in kwargs:
+                sym = kwargs[name]
+            elif param.default is not None:
+                sym = self._eval(param.default, default_frame)
+            else:
+                sym = Unknown(name=name)
+            inner.locals[name] = Binding(sym, inner.branch_key())
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                inner.locals[star.name.value] = Binding(UNKNOWN, inner.branch_key())
+        self._active.append(id(node))
+        try:
+            self.exec_block(self._suite(node.body), inner)
+        except RecursionError:
+            pass
+        finally:
+            self._active.pop()
+        return self._merge_returns(inner.returns)
+
+    def _merge_returns(self, returns: list[Sym]) -> Sym:
+        if not returns:
+            return Const(None)
+        objects = [r for r in returns if not isinstance(r, (Const, Unknown))]
+        if objects:
+            return objects[0]
+        values = [to_python(r) for r in returns]
+        if all(v is not UNRESOLVED for v in values) and all(v == values[0] and type(v) is type(values[0]) for v in values):
+            return returns[0] if len(returns) == 1 else Const(values[0], origin="resolved")
+        return UNKNOWN
+
+    def instantiate(self, cls: ClassRef, args, kwargs, call, frame: Frame) -> Sym:
+        instance = InstanceRef(cls=cls)
+        init = cls.attrs.get("__init__")
+        if isinstance(init, FunctionRef):
+            bound = FunctionRef(init.node, init.module, owner=cls, bound_self=instance, qualname=init.qualname)
+            self.call_function(bound, args, kwargs, call, frame)
+        return instance
+
+    # ---------------------------------------------------------------------------------------
+    # known APIs
+
+    def new_config(self, kind: str, node, frame: Frame, variable: Optional[str] = None) -> SessionConfig:
+        config = SessionConfig(kind=kind, path=frame.module.display, node=node, variable=variable, calls=frame.calls)
+        config.serial = len(self.configs)
+        self.configs.append(config)
+        return config
+
+    def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame) -> Sym:
+        if last in CONFIG_PROTO_NAMES:
+            self._args(call, frame)
+            return ConfigRef(config=self.new_config("ConfigProto", call, frame))
+        if last == "NPURunConfig":
+            positional, keywords = self._args(call, frame)
+            config = self.new_config("NPURunConfig", call, frame)
+            rc.build_runconfig(self, config, positional, keywords, call, frame)
+            return RunConfigRef(config=config)
+        if last in rc.config_object_names(self.kb):
+            positional, keywords = self._args(call, frame)
+            return rc.build_config_object(self, last, positional, keywords, call, frame)
+        if last in AS_BYTES:
+            return self._convert(call, frame, "bytes")
+        if last in AS_STR:
+            return self._convert(call, frame, "str")
+        if full in ("str", "int", "float", "bool", "bytes", "repr"):
+            return self._convert(call, frame, full)
+        if full in ("os.getenv", "os.environ.get", "getenv"):
+            self._args(call, frame)
+            return Unknown(why="environment variable")
+        if full in ("os.path.join", "posixpath.join"):
+            positional, _ = self._args(call, frame)
+            parts = [to_python(p[0]) for p in positional]
+            if parts and all(isinstance(p, str) for p in parts):
+                import posixpath
+
+                return Const(posixpath.join(*parts), origin="resolved")
+            return UNKNOWN
+        if last in FLAG_DEFINERS:
+            self._record_flag(call, frame)
+            return UNKNOWN
+        if last == "ArgumentParser":
+            self._args(call, frame)
+            return ParserRef()
+        if last in SESSION_NAMES:
+            positional, keywords = self._args(call, frame)
+            config = keywords.get("config", (None,))[0]
+            if config is None and last in ("Session", "InteractiveSession") and len(positional) >= 3:
+                config = positional[2][0]
+            return SessionRef(config=config)
+        if last in HELPERS:
+            return self._helper_call(last, call, frame)
+        if last == "set_iteration_per_loop":
+            positional, keywords = self._args(call, frame)
+            n = positional[2] if len(positional) >= 3 else keywords.get("iterations_per_loop")
+            sess = positional[0][0] if positional else keywords.get("sess", (None,))[0]
+            value = make_value(n[0], self._code(n[1], frame)) if n else None
+            fact = CodeFact(kind="set_iteration_per_loop", value=value, path=frame.module.display, node=n[1] if n else call,
+                            detail=self._short(call, frame), branches=tuple(frame.branches), calls=frame.calls)
+            self._attach_fact(sess, fact)
+            return UNKNOWN
+        if last in ("NPUOptimizer", "NPUDistributedOptimizer", "npu_tf_optimizer", "NPULossScaleOptimizer"):
+            positional, keywords = self._args(call, frame)
+            if last == "NPUOptimizer" and "is_tailing_optimization" in keywords:
+                value, vnode, _arg = keywords["is_tailing_optimization"]
+                self.loose_facts.append(CodeFact(kind="npu_optimizer_tailing", value=make_value(value, self._code(vnode, frame)),
+                                                 path=frame.module.display, node=vnode, detail=self._short(call, frame),
+                                                 branches=tuple(frame.branches), calls=frame.calls))
+            return UNKNOWN
+        if last == "dict" and not full.count("."):
+            positional, keywords = self._args(call, frame)
+            if not positional:
+                values = {k: to_python(v[0]) for k, v in keywords.items()}
+                if all(v is not UNRESOLVED for v in values.values()):
+                    return Const(values, origin="resolved")
+            return UNKNOWN
+        if last == "run" and full.split(".")[-2:-1] == ["app"]:
+            positional, keywords = self._args(call, frame)
+            main = keywords.get("main", positional[0] if positional else None)
+            main_sym = main[0] if main else self.lookup("main", frame)
+            if isinstance(main_sym, FunctionRef):
+                return self.call_function(main_sym, [UNKNOWN], {}, call, frame)
+            return UNKNOWN
+        # anything else: read the arguments (they may build configs), result unknown
+        self._args(call, frame)
+        return UNKNOWN
+
+    def _attach_fact(self, sess: Optional[Sym], fact: CodeFact) -> None:
+        if isinstance(sess, SessionRef) and isinstance(sess.config, (ConfigRef, RunConfigRef)):
+            sess.config.config.facts.append(fact)
+        else:
+            self.loose_facts.append(fact)
+
+    def _convert(self, call: cst.Call, frame: Frame, to: str) -> Sym:
+        positional, keywords = self._args(call, frame)
+        if not positional:
+            if to == "str":
+                return Const("", origin="resolved")
+            return UNKNOWN
+        sym = positional[0][0]
+        value = to_python(sym)
+        if isinstance(sym, ListRef) and to in ("str", "repr"):
+            value = to_python(sym)
+        if value is UNRESOLVED:
+            return UNKNOWN
+        encoding = "utf-8"
+        if len(positional) > 1 and isinstance(to_python(positional[1][0]), str):
+            encoding = to_python(positional[1][0])
+        if "encoding" in keywords and isinstance(to_python(keywords["encoding"][0]), str):
+            encoding = to_python(keywords["encoding"][0])
+        try:
+            if to == "bytes":
+                if isinstance(value, bytes):
+                    result = value
+                elif isinstance(value, str):
+                    result = value.encode(encoding)
+                elif value is None:
+                    return Unknown(why="as_bytes(None) raises TypeError")
+                else:
+                    return UNKNOWN
+            elif to == "str":
+                result = value.decode(encoding) if isinstance(value, bytes) and len(positional) > 1 else str(value)
+            elif to == "repr":
+                result = repr(value)
+            elif to == "int":
+                result = int(value)
+            elif to == "float":
+                result = float(value)
+            elif to == "bool":
+                result = bool(value)
+            else:
+                return UNKNOWN
+        except Exception:
+            return UNKNOWN
+        keep_literal = isinstance(sym, Const) and sym.origin == "literal" and to in ("bytes",) and isinstance(value, (str, bytes))
+        if keep_literal:
+            return Const(result, origin="literal", node=sym.node, path=sym.path)
+        origin = origin_of(sym)
+        return Const(result, origin="flag-default" if origin == "flag-default" else "resolved",
+                     flag=getattr(sym, "flag", None),
+                     node=sym.node if isinstance(sym, Const) else None,
+                     path=sym.path if isinstance(sym, Const) else None)
+
+    def _record_flag(self, call: cst.Call, frame: Frame) -> None:
+        positional, keywords = self._args(call, frame)
+        name = keywords.get("name", positional[0] if positional else None)
+        default = keywords.get("default", positional[1] if len(positional) > 1 else None)
+        if name is None:
+            return
+        flag = to_python(name[0])
+        if isinstance(flag, str):
+            frame.module.flags[flag] = (default[0] if default else Const(None), call)
+
+    def _helper_call(self, name: str, call: cst.Call, frame: Frame) -> Sym:
+        positional, keywords = self._args(call, frame)
+        arg_name = {"npu_config_proto": "config_proto", "npu_run_config_init": "run_config",
+                    "set_keras_session_npu_config": "config", "init_resource": "config"}[name]
+        target = keywords.get(arg_name, positional[0] if positional else None)
+        sym = target[0] if target else None
+        if isinstance(sym, ConfigRef):
+            config = sym.config
+        elif isinstance(sym, RunConfigRef):
+            config = sym.config
+        elif sym is None and name in ("npu_config_proto", "set_keras_session_npu_config"):
+            config = self.new_config("ConfigProto", call, frame)
+        else:
+            return sym if sym is not None else UNKNOWN
+        config.helpers.append(name)
+        if config.kind != "NPURunConfig" and not any(e.is_npu for e in config.entries):
+            entry = Entry(kind="helper-default", path=frame.module.display, node=call, calls=frame.calls,
+                          name=Value(python="NpuOptimizer", origin="resolved", text=name))
+            config.entries.append(entry)
+        if config.kind != "NPURunConfig":
+            for rewrite in ("remapping", "memory_optimization"):
+                config.rewrite.append(RewriteWrite(name=rewrite, value_text="RewriterConfig.OFF", path=frame.module.display,
+                                                   node=call, implicit=True))
+        if name == "set_keras_session_npu_config":
+            return SessionRef(config=ConfigRef(config=config))
+        return ConfigRef(config=config) if config.kind != "NPURunConfig" else RunConfigRef(config=config)

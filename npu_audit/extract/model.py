@@ -1,0 +1,293 @@
+"""What extraction produces: session configs, their optimizer entries, every option write, and the
+effective option set of each entry.
+
+A write remembers where it is (path, libcst nodes, and once computed, 1-based ranges), how its value
+was obtained (origin), and under which branches it happens. The effective set follows "last write
+wins" per entry while keeping every write, and tells "always" from "conditional".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import libcst as cst
+
+from npu_audit.extract.positions import Range
+
+
+class _Unresolved:
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNRESOLVED: Any = _Unresolved()
+ORIGINS = ("literal", "resolved", "flag-default", "unresolved")
+
+
+@dataclass(frozen=True)
+class Value:
+    python: Any  # str, bytes, int, float, bool, None, list, dict, tuple ... or UNRESOLVED
+    origin: str  # literal | resolved | flag-default | unresolved
+    text: str = ""  # source text of the expression as written
+    flag: Optional[str] = None  # flag/argument name for flag-default values
+    # Where the literal that produced the value is written (may be in another module, e.g. a
+    # constant); None when the value was computed. Fixes edit there or not at all.
+    source_node: Optional[cst.CSTNode] = None
+    source_path: Optional[str] = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.python is not UNRESOLVED
+
+    @property
+    def type_name(self) -> Optional[str]:
+        if not self.resolved:
+            return None
+        return type(self.python).__name__
+
+    def decoded(self) -> Any:
+        """The value as the adapter compares it: bytes decoded as UTF-8, other values as is."""
+        if isinstance(self.python, bytes):
+            try:
+                return self.python.decode("utf-8")
+            except UnicodeDecodeError:
+                return self.python.decode("latin-1")
+        return self.python
+
+
+@dataclass(frozen=True)
+class BranchStep:
+    """One enclosing control-flow arm of a write."""
+
+    node_id: int
+    arm: int  # 0 = body / if-branch, 1 = else-branch (or next elif), ...
+    kind: str  # if | loop | try | except | with-else
+    has_else: bool  # for "if": whether the statement has an else arm
+    description: str  # e.g. "if FLAGS.use_dump" / "else of if FLAGS.use_dump"
+    node: Any = None  # the test expression (for positions)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    path: str
+    node: cst.CSTNode  # the Call node
+    callee: str
+
+
+@dataclass
+class OptionWrite:
+    key: str
+    field: Optional[str]  # b | i | s | f | list | None (unknown) ; for NPURunConfig: the field the estimator uses
+    value: Value
+    path: str
+    stmt_node: Optional[cst.CSTNode]  # the whole assignment / call statement
+    target_node: Optional[cst.CSTNode]  # what to point at: parameter_map[...].x target, or the keyword arg
+    key_node: Optional[cst.CSTNode]  # the key string literal
+    value_node: Optional[cst.CSTNode]
+    field_node: Optional[cst.CSTNode] = None
+    branches: tuple[BranchStep, ...] = ()
+    calls: tuple[CallSite, ...] = ()  # helper calls this write happened inside (outermost first)
+    via: str = "parameter_map"  # parameter_map | NPURunConfig | <ConfigObject>.<param> | implicit
+    kwarg: Optional[str] = None  # NPURunConfig keyword or config-object parameter that produced it
+    implicit: bool = False  # written by NPURunConfig/NPUEstimator by itself (user did not write it)
+    index: int = 0  # order of the write within its entry
+    range: Optional[Range] = None
+    key_range: Optional[Range] = None
+    value_range: Optional[Range] = None
+    field_range: Optional[Range] = None
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.branches)
+
+    @property
+    def certainty(self) -> str:
+        return "conditional" if self.branches else "always"
+
+    def branch_text(self) -> Optional[str]:
+        if not self.branches:
+            return None
+        return "; ".join(step.description for step in self.branches)
+
+    def node_for_report(self) -> Optional[cst.CSTNode]:
+        return self.target_node or self.stmt_node
+
+
+@dataclass
+class EffectiveOption:
+    key: str
+    writes: list[OptionWrite]  # every write of this key to the entry, in order
+    candidates: list[OptionWrite]  # writes whose value can be the final one
+    definitely_set: bool  # set on every path (else it may be absent)
+
+    @property
+    def last(self) -> OptionWrite:
+        return self.candidates[-1]
+
+    @property
+    def certainty(self) -> str:
+        return "always" if self.definitely_set and len(self.candidates) == 1 else "conditional"
+
+    @property
+    def user_written(self) -> bool:
+        return any(not w.implicit for w in self.candidates)
+
+
+@dataclass
+class Entry:
+    """One custom optimizer entry (``custom_optimizers.add()``) or the entry NPUEstimator appends."""
+
+    kind: str  # custom_optimizer | npurunconfig | helper-default | orphan
+    path: str
+    node: Optional[cst.CSTNode]  # the add() call / NPURunConfig call / helper call
+    name: Optional[Value] = None  # value written to .name (None: never named)
+    name_node: Optional[cst.CSTNode] = None
+    name_branches: tuple[BranchStep, ...] = ()
+    writes: list[OptionWrite] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
+    calls: tuple[CallSite, ...] = ()
+    range: Optional[Range] = None
+    name_range: Optional[Range] = None
+
+    @property
+    def is_npu(self) -> Optional[bool]:
+        """True when named exactly "NpuOptimizer", False when named otherwise, None when unknown."""
+        if self.kind == "npurunconfig" or self.kind == "helper-default":
+            return True
+        if self.name is None:
+            return False if self.kind == "custom_optimizer" else None
+        if not self.name.resolved:
+            return None
+        return self.name.decoded() == "NpuOptimizer"
+
+    def add_write(self, write: OptionWrite) -> None:
+        write.index = len(self.writes)
+        self.writes.append(write)
+
+    def effective(self) -> dict[str, EffectiveOption]:
+        by_key: dict[str, list[OptionWrite]] = {}
+        for w in self.writes:
+            by_key.setdefault(w.key, []).append(w)
+        return {key: _effective(key, writes) for key, writes in by_key.items()}
+
+
+@dataclass
+class Hazard:
+    """A known adapter pitfall triggered by the way a script calls it (see npurunconfig.toml)."""
+
+    id: str
+    message: str
+    path: str
+    node: Optional[cst.CSTNode]
+    option: Optional[str] = None
+    severity: str = "error"
+    branches: tuple[BranchStep, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+    range: Optional[Range] = None
+
+
+@dataclass
+class CodeFact:
+    """Code around the config that options must agree with (set_iteration_per_loop, NPUOptimizer)."""
+
+    kind: str  # set_iteration_per_loop | npu_optimizer_tailing | session | helper
+    value: Optional[Value]
+    path: str
+    node: Optional[cst.CSTNode]
+    detail: str = ""
+    branches: tuple[BranchStep, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+    range: Optional[Range] = None
+
+
+@dataclass
+class RewriteWrite:
+    name: str  # remapping | memory_optimization | ...
+    value_text: str
+    path: str
+    node: Optional[cst.CSTNode]
+    implicit: bool = False
+    range: Optional[Range] = None
+
+
+@dataclass
+class SessionConfig:
+    kind: str  # ConfigProto | NPURunConfig | unknown
+    path: str
+    node: Optional[cst.CSTNode]
+    variable: Optional[str] = None
+    entries: list[Entry] = field(default_factory=list)
+    rewrite: list[RewriteWrite] = field(default_factory=list)
+    facts: list[CodeFact] = field(default_factory=list)
+    calls: tuple[CallSite, ...] = ()
+    wraps: list[SessionConfig] = field(default_factory=list)  # NPURunConfig(session_config=...)
+    helpers: list[str] = field(default_factory=list)  # npu_config_proto & co. applied to it
+    range: Optional[Range] = None
+    serial: int = 0
+
+    def all_entries(self) -> list[Entry]:
+        """Entries in the order the adapter processes them (wrapped session_config first)."""
+        out: list[Entry] = []
+        for inner in self.wraps:
+            out.extend(inner.all_entries())
+        out.extend(self.entries)
+        return out
+
+    def npu_entries(self) -> list[Entry]:
+        return [e for e in self.all_entries() if e.is_npu is not False]
+
+    def iter_writes(self):
+        for entry in self.all_entries():
+            yield from entry.writes
+
+
+def _effective(key: str, writes: list[OptionWrite]) -> EffectiveOption:
+    """Last write wins; conditional writes after the last certain one stay candidates.
+
+    Writes are grouped by the top-level statement they sit in (no branch: each write alone). Walking
+    back from the end, the first group that sets the key on every path ends the search: writes before
+    it are dead (still listed in ``writes``).
+    """
+    groups: list[list[OptionWrite]] = []
+    for w in writes:
+        if w.branches and groups and groups[-1][0].branches and groups[-1][0].branches[0].node_id == w.branches[0].node_id:
+            groups[-1].append(w)
+        else:
+            groups.append([w])
+    for g in range(len(groups) - 1, -1, -1):
+        if _definitely_set([w.branches for w in groups[g]], 0):
+            candidates = [w for group in groups[g:] for w in group]
+            if len(groups[g]) == 1 and not groups[g][0].branches:
+                candidates = [groups[g][0]] + [w for group in groups[g + 1 :] for w in group]
+            return EffectiveOption(key=key, writes=writes, candidates=candidates, definitely_set=True)
+    return EffectiveOption(key=key, writes=writes, candidates=list(writes), definitely_set=False)
+
+
+def _definitely_set(paths: list[tuple[BranchStep, ...]], depth: int) -> bool:
+    """Whether writes with these branch paths (sharing their first ``depth`` steps) cover every path."""
+    if any(len(p) == depth for p in paths):
+        return True
+    groups: dict[int, dict[int, list]] = {}
+    steps: dict[int, BranchStep] = {}
+    for p in paths:
+        step = p[depth]
+        steps[step.node_id] = step
+        groups.setdefault(step.node_id, {}).setdefault(step.arm, []).append(p)
+    for node_id, arms in groups.items():
+        step = steps[node_id]
+        if step.kind != "if" or not step.has_else:
+            continue
+        if set(arms) >= {0, 1} and all(_definitely_set(arms[a], depth + 1) for a in (0, 1)):
+            return True
+    return False

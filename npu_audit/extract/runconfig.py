@@ -1,0 +1,190 @@
+"""NPURunConfig(...) and its config objects, turned into the option writes NPUEstimator makes.
+
+The mapping (keyword -> key, field, default, when it is written) is data in rules/npurunconfig.toml;
+this module only applies it. Writes the user did not ask for (defaults NPUEstimator writes anyway)
+are marked ``implicit``: they explain what runs, and checks never blame the user for them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from npu_audit.extract.model import Entry, Hazard, OptionWrite, Value
+from npu_audit.extract.symbols import ConfigObjectRef, ConfigRef, Const, Sym, make_value, to_python
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_audit.extract.interpreter import Frame, Interpreter
+
+# Keywords of tf.estimator.RunConfig that NPURunConfig passes on; never parameter_map keys.
+# (Listed in npurunconfig.toml with written = "never".)
+
+
+@lru_cache(maxsize=4)
+def _object_names(kb_id: int, names: tuple) -> frozenset:
+    return frozenset(names)
+
+
+def config_object_names(kb) -> frozenset:
+    return _object_names(id(kb), tuple(kb.runconfig.objects))
+
+
+def _default_value(default, text: str) -> Value:
+    return Value(python=default, origin="resolved", text=text)
+
+
+def build_config_object(interp: Interpreter, cls: str, positional, keywords, call, frame: Frame) -> Sym:
+    spec = interp.kb.runconfig.objects[cls]
+    names = [p.name for p in spec.params]
+    args = {}
+    for i, (sym, node, arg) in enumerate(positional):
+        if i < len(names):
+            args[names[i]] = (sym, node, arg)
+    for name, triple in keywords.items():
+        args[name] = triple
+    obj = ConfigObjectRef(cls=cls, args=args, node=call, path=frame.module.display,
+                          branches=tuple(frame.branches), calls=frame.calls)
+    unknown = [k for k in keywords if k not in names]
+    if unknown:
+        obj.unknown_keywords = [(k, keywords[k][2], names) for k in unknown]  # type: ignore[attr-defined]
+    return obj
+
+
+def _write(entry: Entry, key, field, value: Value, frame: Frame, *, via, kwarg, target, value_node, implicit, stmt):
+    entry.add_write(
+        OptionWrite(
+            key=key,
+            field=field,
+            value=value,
+            path=frame.module.display,
+            stmt_node=stmt,
+            target_node=target,
+            key_node=getattr(target, "keyword", None) if target is not None and not implicit else None,
+            value_node=value_node,
+            branches=tuple(frame.branches),
+            calls=frame.calls,
+            via=via,
+            kwarg=kwarg,
+            implicit=implicit,
+        )
+    )
+
+
+def _hazard(entry: Entry, hid: str, message: str, node, frame: Frame, option=None, severity="error") -> None:
+    entry.hazards.append(
+        Hazard(id=hid, message=message, path=frame.module.display, node=node, option=option, severity=severity,
+               branches=tuple(frame.branches), calls=frame.calls)
+    )
+
+
+def build_runconfig(interp: Interpreter, config, positional, keywords, call, frame: Frame) -> None:
+    kb = interp.kb
+    model = kb.runconfig
+    entry = Entry(kind="npurunconfig", path=frame.module.display, node=call, calls=frame.calls,
+                  name=Value(python="NpuOptimizer", origin="resolved", text="NPURunConfig"))
+    session = keywords.get("session_config")
+    if session is not None and isinstance(session[0], ConfigRef):
+        config.wraps.append(session[0].config)
+    config.entries.append(entry)
+
+    for name, (sym, node, arg) in keywords.items():
+        spec = model.kwargs.get(name)
+        if spec is None:
+            close = difflib.get_close_matches(name, list(model.kwargs), n=1, cutoff=0.75)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            _hazard(entry, "unknown-runconfig-keyword",
+                    f"NPURunConfig has no keyword '{name}': the script fails with TypeError when it builds the config{hint}",
+                    arg, frame)
+            continue
+        if spec.object:
+            _expand_object(interp, entry, spec, sym, node, arg, frame, call)
+            continue
+        if not spec.key or spec.written == "never":
+            continue
+        value = make_value(sym, interp._code(node, frame))
+        if value.resolved and value.python is None and spec.written in ("if-not-none", "conditional"):
+            continue
+        _write(entry, spec.key, spec.field, value, frame, via="NPURunConfig", kwarg=name, target=arg,
+               value_node=node, implicit=False, stmt=call)
+        if spec.hazard and value.resolved and isinstance(value.python, str) and spec.key == "insert_op_file":
+            _hazard(entry, "runconfig-str-not-bytes", spec.hazard, arg, frame, option=spec.key)
+
+    # keywords not given whose defaults NPUEstimator writes anyway
+    for name, spec in model.kwargs.items():
+        if name in keywords or spec.object or not spec.key or spec.written != "always":
+            continue
+        _write(entry, spec.key, spec.field, _default_value(spec.default, f"NPURunConfig default {name}={spec.default!r}"),
+               frame, via="NPURunConfig", kwarg=name, target=None, value_node=None, implicit=True, stmt=call)
+    for spec in model.implicit:
+        if not spec.key:
+            continue
+        if spec.written == "always" or (spec.written == "conditional" and spec.unless_kwarg
+                                        and spec.unless_kwarg not in keywords):
+            _write(entry, spec.key, spec.field, _default_value(spec.default, "written by NPUEstimator"), frame,
+                   via="implicit", kwarg=None, target=None, value_node=None, implicit=True, stmt=call)
+
+
+def _expand_object(interp: Interpreter, entry: Entry, spec, sym, node, arg, frame: Frame, call) -> None:
+    model = interp.kb.runconfig
+    if not isinstance(sym, ConfigObjectRef):
+        v = to_python(sym)
+        if v is None and isinstance(sym, Const):
+            return
+        return  # built elsewhere, unknown contents
+    obj = model.objects.get(sym.cls)
+    if obj is None:
+        return
+    if sym.cls != spec.object:
+        _hazard(entry, "runconfig-wrong-object",
+                f"{spec.name} expects a {spec.object}, got {sym.cls}: NPURunConfig raises when it checks the type", arg, frame)
+        return
+    for k, arg_node, names in getattr(sym, "unknown_keywords", []):
+        close = difflib.get_close_matches(k, names, n=1, cutoff=0.75)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        _hazard(entry, "unknown-runconfig-keyword",
+                f"{sym.cls} has no keyword '{k}': the script fails with TypeError{hint}", arg_node, frame)
+    given = {name: triple for name, triple in sym.args.items()}
+    values = {p.name: (make_value(given[p.name][0], interp._code(given[p.name][1], frame)) if p.name in given
+                       else _default_value(p.default, f"{sym.cls} default")) for p in obj.params}
+
+    def is_none(name):
+        v = values.get(name)
+        return v is not None and v.resolved and v.python is None
+
+    if sym.cls == "DynamicInputConfig":
+        missing = [p.name for p in obj.params if p.name not in given or is_none(p.name)]
+        if missing:
+            _hazard(entry, "dynamic-input-config-dropped",
+                    "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and compile_hybrid_mode; "
+                    f"with {', '.join(missing)} missing or None, NPUEstimator silently drops the whole dynamic-dims setting",
+                    sym.node, frame)
+            return
+    if sym.cls == "ProfilingConfig":
+        enabled = values.get("enable_profiling")
+        if enabled is not None and enabled.resolved and not enabled.python and "profiling_options" in given:
+            _hazard(entry, "profiling-options-unused",
+                    "profiling_options is given but enable_profiling is False: NPUEstimator does not write it",
+                    given["profiling_options"][2], frame, option="profiling_options", severity="warning")
+    for p in obj.params:
+        if not p.key:
+            continue
+        if p.name in given:
+            value_sym, value_node, value_arg = given[p.name]
+            value = values[p.name]
+            if value.resolved and value.python is None:
+                continue
+            if sym.cls == "DumpConfig" and p.name == "dump_debug_mode" and is_none("dump_mode"):
+                _hazard(entry, "dump-debug-mode-dropped",
+                        "dump_debug_mode is only written when dump_mode is not None (NPUEstimator): this setting is lost",
+                        value_arg, frame, option="dump_debug_mode")
+                continue
+            if sym.cls == "ProfilingConfig" and p.name == "profiling_options":
+                enabled = values.get("enable_profiling")
+                if enabled is not None and enabled.resolved and not enabled.python:
+                    continue
+            _write(entry, p.key, p.field, value, frame, via=f"{sym.cls}", kwarg=p.name, target=value_arg,
+                   value_node=value_node, implicit=False, stmt=sym.node)
+        elif p.written in ("always", "if-not-none") and p.default is not None:
+            _write(entry, p.key, p.field, values[p.name], frame, via=f"{sym.cls}", kwarg=p.name, target=None,
+                   value_node=None, implicit=True, stmt=sym.node)
