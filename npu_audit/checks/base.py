@@ -1,0 +1,182 @@
+"""What a rule is, and the context every rule checks.
+
+One rule per module under ``npu_audit/checks/rules/`` (Fixit style). Each rule documents itself the
+Ruff way (What it does / Why is this bad / Example / Fix safety); ``--explain``, ``--list-rules``,
+SARIF rule metadata, README's rule table and editor hovers are generated from these attributes, and
+the ``valid``/``invalid`` examples next to each rule are run as its tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional
+
+from npu_audit.extract.model import Entry, OptionWrite, SessionConfig
+from npu_audit.extract.positions import Range
+from npu_audit.findings import Finding, Fix, Related
+from npu_audit.settings import Settings
+
+DOCS_URL = "https://github.com/npu-audit/npu-audit/blob/main/README.md#rules"
+
+
+class Rule:
+    code: str = ""
+    name: str = ""
+    severity: str = "warning"  # default severity (a finding may be more or less severe)
+    summary: str = ""  # one line
+    what: str = ""  # What it does
+    why: str = ""  # Why is this bad (what happens on the device)
+    example_bad: str = ""
+    example_good: str = ""
+    fix_safety: str = "No automatic fix."
+    tags: tuple[str, ...] = ()  # LSP/SARIF tags: "deprecated", "unnecessary"
+    # Fixit-style examples: whole scripts. `invalid` ones must produce at least one finding of this
+    # rule, `valid` ones none. Settings overrides per example go in a leading "# npu-audit-test: k=v" line.
+    valid: tuple[str, ...] = ()
+    invalid: tuple[str, ...] = ()
+
+    def check(self, ctx: CheckContext) -> Iterable[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def help_uri(self) -> str:
+        return f"{DOCS_URL.rsplit('#', 1)[0]}#{self.code.lower()}-{self.name}"
+
+    def documentation(self) -> str:
+        """Markdown documentation of the rule (the single source for every surface)."""
+        parts = [f"# {self.name} ({self.code})", "", self.summary, "", "## What it does", self.what.strip(), "",
+                 "## Why is this bad?", self.why.strip(), ""]
+        if self.example_bad:
+            parts += ["## Example", "```python", self.example_bad.strip("\n"), "```", ""]
+        if self.example_good:
+            parts += ["Use instead:", "```python", self.example_good.strip("\n"), "```", ""]
+        parts += ["## Fix safety", self.fix_safety.strip(), ""]
+        return "\n".join(parts)
+
+
+@dataclass
+class CheckContext:
+    path: str  # the file being reported on (display path)
+    configs: list[SessionConfig]
+    facts: list  # code facts not tied to one config
+    kb: object
+    settings: Settings
+    extraction: object = None  # npu_audit.extract.Extraction (ranges, modules)
+    findings: list[Finding] = field(default_factory=list)
+
+    # -- iteration ----------------------------------------------------------------------------
+
+    def entries(self, npu_only: bool = True) -> Iterator[tuple[SessionConfig, Entry]]:
+        """Each optimizer entry once (an entry can belong to several configs through session_config)."""
+        seen = set()
+        for config in self.configs:
+            for entry in config.all_entries():
+                if id(entry) in seen:
+                    continue
+                seen.add(id(entry))
+                if npu_only and entry.is_npu is False:
+                    continue
+                yield config, entry
+
+    def user_writes(self, npu_only: bool = True) -> Iterator[tuple[SessionConfig, Entry, OptionWrite]]:
+        for config, entry in self.entries(npu_only):
+            for w in entry.writes:
+                if not w.implicit:
+                    yield config, entry, w
+
+    def spec(self, key: str):
+        return self.kb.options.get(key)
+
+    def release_view(self, key: str):
+        spec = self.spec(key)
+        return spec.for_release(self.settings.release) if spec else None
+
+    # -- locations ----------------------------------------------------------------------------
+
+    def place(self, path: str, rng: Optional[Range], calls=(), write=None) -> Optional[tuple[Range, str]]:
+        """Where a finding about something at (path, rng) is shown in this file, with a note.
+
+        Something in this file is shown where it is. A write inside a helper of another module is
+        shown at the helper call made in this file only when its value comes from this file (an
+        argument, a constant or flag of this file): otherwise the helper's own file reports it.
+        """
+        if path == self.path and rng is not None:
+            return rng, ""
+        if write is None or write.value.source_path != self.path:
+            return None
+        for call in calls:
+            if call.path == self.path:
+                call_rng = self.extraction.range_of(call.node) if self.extraction is not None else None
+                if call_rng is not None:
+                    where = f"{path}:{rng.line}" if rng is not None else path
+                    return call_rng, f" (set in {call.callee}() at {where})"
+        return None
+
+    def finding(
+        self,
+        rule: Rule,
+        path: str,
+        rng: Optional[Range],
+        message: str,
+        *,
+        calls=(),
+        severity: Optional[str] = None,
+        hint: Optional[str] = None,
+        option: Optional[str] = None,
+        related: Iterable[Related] = (),
+        fix: Optional[Fix] = None,
+        certainty: str = "always",
+        branch: Optional[str] = None,
+        write=None,
+    ) -> Optional[Finding]:
+        placed = self.place(path, rng, calls, write)
+        if placed is None:
+            return None
+        where, note = placed
+        if certainty == "conditional":
+            message = f"{message} [may happen: {branch}]" if branch else f"{message} [may happen on some paths]"
+        return Finding(
+            path=self.path,
+            line=where.line,
+            column=where.column,
+            end_line=where.end_line,
+            end_column=where.end_column,
+            code=rule.code,
+            name=rule.name,
+            severity=severity or rule.severity,
+            message=message + note,
+            hint=hint,
+            option=option,
+            related=tuple(related),
+            fix=fix if not note else None,
+            certainty=certainty,
+            tags=rule.tags,
+        )
+
+    def related_write(self, w: OptionWrite, message: str) -> Optional[Related]:
+        if w.range is None:
+            return None
+        return Related(path=w.path, line=w.range.line, column=w.range.column, message=message)
+
+
+def describe(value) -> str:
+    """A value as a user would write it in the message."""
+    if isinstance(value, bytes):
+        try:
+            return repr(value.decode("utf-8"))
+        except UnicodeDecodeError:
+            return repr(value)
+    return repr(value)
+
+
+def severity_for_reaction(reaction: str) -> str:
+    return "error" if reaction in ("session-error", "abort", "runtime-error", "script-error") else "warning"
+
+
+REACTION_TEXT = {
+    "session-error": "the adapter rejects it and the session fails to start",
+    "abort": "the adapter aborts the whole process (LOG(FATAL))",
+    "runtime-error": "it fails when the graph is built or run on the device",
+    "clamped": "the adapter clamps it to the limit",
+    "unchecked": "the adapter passes it on unchecked, so it is not applied as documented",
+}

@@ -1,0 +1,193 @@
+"""Evaluate knowledge-base conditions over an entry's effective option set.
+
+Options may be set on some paths only, or to one of several values, or to a value npu-audit could not
+resolve. Each atom therefore yields the set of truth values it can take: T (holds), F (does not), U
+(unknown: depends on an unresolved value). Combinators work element-wise (Kleene logic), treating
+different options as independent. A finding is certain when the result is exactly {T}, a "may" when it
+is {T, F}, and is not reported when U is possible.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from npu_audit.extract.model import EffectiveOption, OptionWrite
+from npu_audit.knowledge.model import Condition
+
+T, F, U = "T", "F", "U"
+ABSENT = object()
+
+
+def _and(a: str, b: str) -> str:
+    if a == F or b == F:
+        return F
+    if a == U or b == U:
+        return U
+    return T
+
+
+def _or(a: str, b: str) -> str:
+    if a == T or b == T:
+        return T
+    if a == U or b == U:
+        return U
+    return F
+
+
+def _not(a: str) -> str:
+    return {T: F, F: T, U: U}[a]
+
+
+def normalise(value: Any) -> Any:
+    """Values as the adapter compares them: bytes decoded, other values unchanged."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("latin-1")
+    return value
+
+
+def _steps(w: OptionWrite) -> set:
+    return {(b.node_id, b.arm) for b in w.branches}
+
+
+def compatible(w: OptionWrite, path: set) -> bool:
+    """A write can happen on the same run as the branch ``path`` (no sibling arm of a branch in it)."""
+    arms = {node: arm for node, arm in path}
+    return all(arms.get(b.node_id, b.arm) == b.arm for b in w.branches)
+
+
+class OptionView:
+    """The possible final values of each option of one entry, as seen from one branch path.
+
+    With ``path`` (a set of (branch node, arm) pairs, e.g. the branches of the write a finding is
+    about), writes on that same path count as certain and writes in other arms of its branches are
+    left out; writes in unrelated branches stay possible. Without a path, every write is possible.
+    """
+
+    def __init__(self, effective: dict[str, EffectiveOption], path: Optional[set] = None):
+        self.effective = effective
+        self.path = path
+
+    def alternatives(self, key: str) -> list[Any]:
+        eff = self.effective.get(key)
+        if eff is None:
+            return [ABSENT]
+        if self.path is None:
+            candidates, definite = eff.candidates, eff.definitely_set
+        else:
+            writes = [w for w in eff.writes if compatible(w, self.path)]
+            last_certain = max((i for i, w in enumerate(writes) if _steps(w) <= self.path), default=None)
+            if last_certain is None:
+                candidates, definite = writes, eff.definitely_set and len(writes) == len(eff.writes)
+            else:
+                candidates, definite = writes[last_certain:], True
+            if not candidates:
+                return [ABSENT]
+        values: list[Any] = []
+        for w in candidates:
+            values.append(normalise(w.value.python) if w.value.resolved else U)
+        if not definite:
+            values.append(ABSENT)
+        return values
+
+    def writes(self, key: str) -> list[OptionWrite]:
+        eff = self.effective.get(key)
+        return list(eff.candidates) if eff else []
+
+
+def _atom(cond: Condition, value: Any, view: OptionView) -> str:
+    if value is U:
+        if cond.op == "set":
+            return T
+        if cond.op == "unset":
+            return F
+        return U
+    present = value is not ABSENT
+    op = cond.op
+    if op == "set":
+        return T if present else F
+    if op == "unset":
+        return F if present else T
+    if not present:
+        return T if op == "not_in" else F
+    if op == "is":
+        return T if _equal(value, cond.operand) else F
+    if op == "in":
+        return T if any(_equal(value, o) for o in cond.operand) else F
+    if op == "not_in":
+        return F if any(_equal(value, o) for o in cond.operand) else T
+    number = _number(value)
+    if number is None:
+        return U
+    if op in ("gt", "ge", "lt", "le"):
+        return T if {"gt": number > cond.operand, "ge": number >= cond.operand, "lt": number < cond.operand,
+                     "le": number <= cond.operand}[op] else F
+    return U
+
+
+def _equal(value: Any, operand: Any) -> bool:
+    if isinstance(operand, bool):
+        if isinstance(value, bool):
+            return value is operand
+        if isinstance(value, int):
+            return bool(value) is operand
+        return False
+    if isinstance(operand, int) and not isinstance(operand, bool):
+        n = _number(value)
+        return n is not None and not isinstance(value, bool) and n == operand
+    return value == operand
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            try:
+                return float(value.strip())
+            except ValueError:
+                return None
+    return None
+
+
+def evaluate(cond: Condition, view: OptionView) -> set[str]:
+    if cond.op == "all":
+        result = {T}
+        for child in cond.children:
+            sub = evaluate(child, view)
+            result = {_and(a, b) for a in result for b in sub}
+        return result
+    if cond.op == "any":
+        result = {F}
+        for child in cond.children:
+            sub = evaluate(child, view)
+            result = {_or(a, b) for a in result for b in sub}
+        return result
+    if cond.op == "not":
+        return {_not(a) for a in evaluate(cond.children[0], view)}
+    if cond.op == "gt_key":
+        out = set()
+        for left in view.alternatives(cond.key):
+            for right in view.alternatives(cond.operand):
+                if left is U or right is U:
+                    out.add(U)
+                elif left is ABSENT or right is ABSENT:
+                    out.add(F)
+                else:
+                    a, b = _number(left), _number(right)
+                    out.add(U if a is None or b is None else (T if a > b * cond.factor else F))
+        return out
+    return {_atom(cond, value, view) for value in view.alternatives(cond.key)}
+
+
+def verdict(result: set[str]) -> Optional[str]:
+    """'always' when certainly true, 'conditional' when true on some paths, None otherwise."""
+    if U in result or T not in result:
+        return None
+    return "always" if result == {T} else "conditional"

@@ -1,0 +1,93 @@
+"""Small helpers shared by rules: pointing inside string literals, building edits, phrasing."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Optional
+
+import libcst as cst
+
+from npu_audit.extract.model import OptionWrite
+from npu_audit.extract.positions import Range
+from npu_audit.findings import Edit
+
+QUOTE_PREFIXES = ("rb", "br", "Rb", "bR", "RB", "BR", "rB", "Br", "b", "B", "r", "R", "u", "U", "f", "F")
+
+
+def string_body_offset(node) -> Optional[int]:
+    """Offset of the first character of a string literal's body inside its source, or None
+    when source offsets and value offsets differ (escapes, implicit concatenation, f-strings)."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    raw = node.value
+    prefix_len = len(node.prefix)
+    quote = node.quote
+    body = raw[prefix_len + len(quote): len(raw) - len(quote)]
+    if "\\" in body or "\n" in body:
+        return None
+    return prefix_len + len(quote)
+
+
+def literal_subrange(ctx, w: OptionWrite, start: int, end: int) -> Optional[Range]:
+    """Range of characters [start, end) of the decoded value inside the literal that wrote it, if the
+    literal is written right here in this file; else None."""
+    node, path = w.value.source_node, w.value.source_path
+    if node is None or path != ctx.path or ctx.extraction is None:
+        return None
+    rng = ctx.extraction.range_of(node)
+    offset = string_body_offset(node)
+    if rng is None or offset is None or rng.line != rng.end_line:
+        return None
+    col = rng.column + offset
+    return Range(rng.line, col + start, rng.line, col + max(end, start + 1) if end > start else col + start + 1)
+
+
+def value_range(w: OptionWrite) -> Optional[Range]:
+    return w.value_range or w.range
+
+
+def nearest(word: str, candidates, cutoff: float = 0.75) -> Optional[str]:
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
+    if found:
+        return found[0]
+    lowered = {c.lower(): c for c in candidates}
+    return lowered.get(word.lower())
+
+
+def edit_for(rng: Range, content: str) -> Edit:
+    return Edit(line=rng.line, column=rng.column, end_line=rng.end_line, end_column=rng.end_column, content=content)
+
+
+def fixable_here(ctx, w: OptionWrite) -> bool:
+    """A fix may edit this write: it is in this file, written directly (not inside a helper called
+    from elsewhere) and not implicit."""
+    return w.path == ctx.path and not w.implicit and w.range is not None
+
+
+def literal_text(node) -> Optional[str]:
+    return node.value if isinstance(node, cst.SimpleString) else None
+
+
+def requote(old_literal: str, new_value: str) -> Optional[str]:
+    """``old_literal`` (a Python string literal) with its body replaced by ``new_value``, keeping the
+    prefix and quotes. None when the new value would need escaping."""
+    prefix = ""
+    for p in QUOTE_PREFIXES:
+        if old_literal.startswith(p) and old_literal[len(p):][:1] in ("'", '"'):
+            prefix = p
+            break
+    rest = old_literal[len(prefix):]
+    quote = rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
+    if "\\" in new_value or quote[0] in new_value or "\n" in new_value:
+        return None
+    if "b" in prefix.lower() and not new_value.isascii():
+        return None
+    return f"{prefix}{quote}{new_value}{quote}"
+
+
+def key_literal_range(ctx, w: OptionWrite) -> Optional[Range]:
+    return w.key_range if w.path == ctx.path else None
+
+
+def may(certainty: str) -> str:
+    return "may " if certainty == "conditional" else ""

@@ -1,0 +1,162 @@
+"""The relation engine: evaluate every relation of rules/relations.toml on every NPU entry.
+
+Relations are checked per optimizer entry, as the adapter does. A hit is reported on the subject's
+line when the user wrote the subject, else on another option of the relation that the user wrote;
+options NPURunConfig writes by itself are never blamed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from npu_audit.checks.conditions import ABSENT, OptionView, compatible, evaluate, verdict
+from npu_audit.extract.model import Entry, OptionWrite
+from npu_audit.knowledge.model import Condition, Relation
+
+KIND_TO_RULE = {
+    "requires": "missing-companion",
+    "together": "missing-companion",
+    "excludes": "conflicting-options",
+    "overrides": "no-effect",
+    "gated": "no-effect",
+}
+
+
+@dataclass
+class RelationHit:
+    relation: Relation
+    entry: Entry
+    anchor: OptionWrite  # where to report
+    others: list[OptionWrite]  # the other writes involved (related information)
+    certainty: str
+    missing: tuple[str, ...] = ()
+
+
+def _trigger_keys(rel: Relation) -> list[str]:
+    if rel.kind in ("gated", "overrides"):
+        return [rel.subject]
+    if rel.kind in ("requires", "excludes") and rel.when is not None:
+        keys = sorted(rel.when.keys())
+        return [rel.subject] + [k for k in keys if k != rel.subject] if rel.subject in keys else keys
+    return [rel.subject] + [k for k in rel.keys if k != rel.subject]
+
+
+def _paths(rel: Relation, effective) -> list[frozenset]:
+    """Branch paths to evaluate a relation on: those of the writes that can trigger it.
+
+    Evaluating on the path of each triggering write keeps writes of one branch together (an option and
+    its switch set in the same ``if`` are seen together, never as independent maybes). The
+    unconditional path comes first, so certain violations are found as such.
+    """
+    out: list[frozenset] = []
+    for key in _trigger_keys(rel):
+        eff = effective.get(key)
+        for w in eff.writes if eff else ():
+            p = frozenset((b.node_id, b.arm) for b in w.branches)
+            if p not in out:
+                out.append(p)
+    out.sort(key=len)
+    return out
+
+
+def _violation(rel: Relation, view: OptionView, effective, path) -> tuple[Optional[str], tuple[str, ...]]:
+    missing: tuple[str, ...] = ()
+    if rel.kind == "together":
+        present = [k for k in rel.keys if "set" in evaluate_kinds(k, view)]
+        absent = [k for k in rel.keys if k not in present]
+        if not present or not absent:
+            return None, ()
+        certain = [k for k in present if ABSENT_NOT_POSSIBLE(k, view)]
+        return ("always" if certain else "conditional"), tuple(absent)
+    if rel.kind == "requires":
+        result = evaluate(rel.when, view)
+        need = evaluate(rel.require, view)
+        combined = {("T" if a == "T" and b == "F" else ("U" if "U" in (a, b) else "F")) for a in result for b in need}
+        return verdict(combined), missing
+    if rel.kind == "gated":
+        if rel.subject not in effective:
+            return None, ()
+        result = evaluate(rel.when, view)
+        subject_set = evaluate(Condition(op="set", key=rel.subject), view)
+        combined = {("T" if s == "T" and r == "F" else ("U" if "U" in (s, r) else "F")) for s in subject_set for r in result}
+        return verdict(combined), missing
+    if rel.kind == "overrides" and rel.subject not in effective:
+        return None, ()
+    return verdict(evaluate(rel.when, view)), missing
+
+
+def evaluate_kinds(key: str, view: OptionView) -> set:
+    return {"absent" if v is ABSENT else "set" for v in view.alternatives(key)}
+
+
+def ABSENT_NOT_POSSIBLE(key: str, view: OptionView) -> bool:  # noqa: N802 - reads like a predicate
+    return ABSENT not in view.alternatives(key)
+
+
+def evaluate_relations(ctx) -> list[RelationHit]:
+    cached = getattr(ctx, "_relation_hits", None)
+    if cached is not None:
+        return cached
+    hits: list[RelationHit] = []
+    release = ctx.settings.release
+    for _config, entry in ctx.entries():
+        effective = entry.effective()
+        if not effective:
+            continue
+        for rel in ctx.kb.relations:
+            if release not in rel.releases or not any(k in effective for k in rel.keys):
+                continue
+            for path in _paths(rel, effective):
+                view = OptionView(effective, set(path) if path else None)
+                certainty, missing = _violation(rel, view, effective, path)
+                if certainty is None:
+                    continue
+                if path:
+                    certainty = "conditional"
+                anchor, others = _anchor(rel, effective, path, ctx.path)
+                if anchor is not None:
+                    hits.append(RelationHit(rel, entry, anchor, others, certainty, missing))
+                break
+    ctx._relation_hits = hits
+    return hits
+
+
+def _user_candidates(effective, key) -> list[OptionWrite]:
+    eff = effective.get(key)
+    return [w for w in eff.candidates if not w.implicit] if eff else []
+
+
+def _anchor(rel: Relation, effective, path=frozenset(), here: str = "") -> tuple[Optional[OptionWrite], list[OptionWrite]]:
+    """The write to report on: the subject's if the user wrote it, else another option of the relation
+    the user wrote; writes in the file being reported on come first."""
+    order = [rel.subject] + [k for k in rel.keys if k != rel.subject]
+    anchor = None
+    for in_this_file in (True, False):
+        for key in order:
+            user = _user_candidates(effective, key)
+            if path:
+                user = [w for w in user if compatible(w, set(path))]
+            if in_this_file:
+                user = [w for w in user if w.path == here]
+            if user:
+                anchor = user[-1]
+                break
+        if anchor is not None:
+            break
+    others = []
+    for key in rel.keys:
+        eff = effective.get(key)
+        if eff is None:
+            continue
+        for w in eff.candidates:
+            if w is not anchor:
+                others.append(w)
+    return anchor, others
+
+
+def hit_message(hit: RelationHit) -> str:
+    message = hit.relation.message.rstrip(".")
+    if hit.missing:
+        message += f" (missing: {', '.join(hit.missing)})"
+    return message

@@ -1,0 +1,75 @@
+from npu_audit.checks.base import Rule
+from npu_audit.checks.helpers import literal_subrange
+from npu_audit.checks.rules import PRELUDE
+
+MIN_PROFILES, MAX_PROFILES = 2, 100
+
+
+class DynamicDimsMismatch(Rule):
+    code = "NPU203"
+    name = "dynamic-dims-mismatch"
+    severity = "error"
+    summary = "dynamic_dims profiles that do not match the -1 dimensions of input_shape, or too few/many profiles."
+    what = (
+        "Counts the `-1` (dynamic) dimensions in input_shape and checks that every dynamic_dims profile gives "
+        "exactly that many sizes, and that there are between 2 and 100 profiles."
+    )
+    why = (
+        "Each profile fills the dynamic dimensions in order. The docs warn that a mismatch leads to an error "
+        "and exit of the process after graph building; the adapter itself does not compare them."
+    )
+    example_bad = ('custom_op.parameter_map["input_shape"].s = tf.compat.as_bytes("data:1,-1,-1")\n'
+                   'custom_op.parameter_map["dynamic_dims"].s = tf.compat.as_bytes("224;448")')
+    example_good = ('custom_op.parameter_map["input_shape"].s = tf.compat.as_bytes("data:1,-1,-1")\n'
+                    'custom_op.parameter_map["dynamic_dims"].s = tf.compat.as_bytes("224,224;448,448")')
+    fix_safety = "No automatic fix."
+    _head = PRELUDE + 'custom_op.parameter_map["dynamic_node_type"].i = 1\n'
+    invalid = (
+        _head + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1,-1"\ncustom_op.parameter_map["dynamic_dims"].s = b"224;448"\n',
+        _head + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1"\ncustom_op.parameter_map["dynamic_dims"].s = b"224"\n',
+    )
+    valid = (_head + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1,-1"\n'
+                     'custom_op.parameter_map["dynamic_dims"].s = b"224,224;448,448"\n',)
+
+    def check(self, ctx):
+        from npu_audit.knowledge.grammars import parse_dynamic_dims, parse_input_shape
+
+        for _config, entry in ctx.entries():
+            eff = entry.effective()
+            shape, dims = eff.get("input_shape"), eff.get("dynamic_dims")
+            if shape is None or dims is None:
+                continue
+            for ws in shape.candidates:
+                for wd in dims.candidates:
+                    if not (ws.value.resolved and wd.value.resolved) or wd.implicit:
+                        continue
+                    shape_text, dims_text = ws.value.decoded(), wd.value.decoded()
+                    if not isinstance(shape_text, str) or not isinstance(dims_text, str):
+                        continue
+                    parsed_shape, profiles = parse_input_shape(shape_text), parse_dynamic_dims(dims_text)
+                    if parsed_shape is None or profiles is None:
+                        continue  # malformed-value reports it
+                    wanted = sum(1 for _name, shape_dims in parsed_shape for d in shape_dims if d == -1)
+                    certainty = "always" if not (ws.conditional or wd.conditional) else "conditional"
+                    related = [r for r in [ctx.related_write(ws, f"input_shape has {wanted} dynamic dimension(s) here")] if r]
+                    if not MIN_PROFILES <= len(profiles) <= MAX_PROFILES:
+                        f = ctx.finding(self, wd.path, wd.value_range or wd.range,
+                                        f"dynamic_dims has {len(profiles)} profile(s); between {MIN_PROFILES} and {MAX_PROFILES} are supported",
+                                        calls=wd.calls, write=wd, option="dynamic_dims", related=related, certainty=certainty,
+                                        branch=wd.branch_text(), hint="give at least two ';'-separated profiles")
+                        if f:
+                            yield f
+                    offset = 0
+                    for i, profile in enumerate(profiles):
+                        raw = dims_text.split(";")[i] if i < len(dims_text.split(";")) else ""
+                        if len(profile) != wanted:
+                            where = literal_subrange(ctx, wd, offset, offset + len(raw)) or wd.value_range or wd.range
+                            f = ctx.finding(self, wd.path, where,
+                                            f"dynamic_dims profile {i + 1} ({raw!r}) has {len(profile)} size(s) but input_shape "
+                                            f"has {wanted} dynamic (-1) dimension(s)",
+                                            calls=wd.calls, write=wd, option="dynamic_dims", related=related, certainty=certainty,
+                                            branch=wd.branch_text(),
+                                            hint=f"give {wanted} comma-separated sizes per profile")
+                            if f:
+                                yield f
+                        offset += len(raw) + 1

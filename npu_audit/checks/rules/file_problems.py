@@ -1,0 +1,63 @@
+"""Rules reported by the pipeline itself, not by looking at configs."""
+
+from npu_audit.checks.base import Rule
+
+
+class SyntaxError_(Rule):
+    code = "NPU001"
+    name = "syntax-error"
+    severity = "error"
+    file_level = True
+    summary = "The file is not valid Python 3, so npu-audit cannot check it."
+    what = "Reports a file that libcst cannot parse, with the parser's message and position."
+    why = (
+        "npu-audit reads Python 3 only. A file it cannot parse is not checked at all, so any NPU option "
+        "mistakes in it stay hidden; a Python 2 script also cannot run under the TensorFlow adapter."
+    )
+    example_bad = 'print "training"   # Python 2 print statement'
+    example_good = 'print("training")'
+    fix_safety = "No automatic fix."
+
+
+class UnreadableFile(Rule):
+    code = "NPU002"
+    name = "unreadable-file"
+    severity = "error"
+    file_level = True
+    summary = "The file cannot be read or decoded (permissions, encoding, binary content, size cap)."
+    what = (
+        "Reports a file that could not be read: permission denied, a binary file, bytes that do not decode "
+        "in the file's declared (PEP 263) or default UTF-8 encoding, or a file above the size cap."
+    )
+    why = "A file npu-audit cannot read is not checked, so its NPU settings are not verified."
+    example_bad = "# -*- coding: utf-8 -*-\\n# (followed by latin-1 bytes such as 0xE9)"
+    example_good = "# -*- coding: latin-1 -*-\\n# declare the encoding the file really uses"
+    fix_safety = "No automatic fix."
+
+
+class InternalError(Rule):
+    code = "NPU003"
+    name = "internal-error"
+    severity = "error"
+    file_level = True
+    summary = "npu-audit failed on this file; the other files were still checked."
+    what = "Reports an unexpected failure of npu-audit itself while analysing one file, with a short traceback hint."
+    why = "The file was not (fully) checked. The run exits with code 2 so that CI notices; please report the bug."
+    fix_safety = "No automatic fix."
+
+
+class UnusedSuppression(Rule):
+    code = "NPU004"
+    name = "unused-suppression"
+    severity = "warning"
+    file_level = True
+    tags = ("unnecessary",)
+    summary = "A `# npu-audit: ignore[...]` comment suppresses nothing."
+    what = "Reports an inline suppression comment (or one of its codes) that no finding on that line needs."
+    why = (
+        "Stale suppressions hide future mistakes on that line and mislead readers about what is wrong. "
+        "Remove them once the finding is gone."
+    )
+    example_bad = 'custom_op.parameter_map["use_off_line"].b = True  # npu-audit: ignore[unknown-option]'
+    example_good = 'custom_op.parameter_map["use_off_line"].b = True'
+    fix_safety = "The fix removes the unused code or the whole comment; it is safe."

@@ -1,0 +1,89 @@
+from npu_audit.checks.base import Rule, describe
+from npu_audit.checks.rules import PRELUDE
+
+
+def _value(v):
+    return v.python if v is not None and v.resolved else None
+
+
+class InconsistentWithCode(Rule):
+    code = "NPU402"
+    name = "inconsistent-with-code"
+    severity = "warning"
+    summary = "An option that disagrees with the code around it (set_iteration_per_loop, NPUOptimizer)."
+    what = (
+        "Compares iterations_per_loop with the loop count passed to `util.set_iteration_per_loop(sess, op, N)` "
+        "for the same session (or the same file when it has one NPU config), and is_tailing_optimization with "
+        "`NPUOptimizer(..., is_tailing_optimization=...)`."
+    )
+    why = (
+        "The docs require both places to agree: the option is used to verify the loop offload, and tailing "
+        "optimization only works when the optimizer and the session agree. A mismatch fails or silently "
+        "disables the optimisation."
+    )
+    example_bad = ('custom_op.parameter_map["iterations_per_loop"].i = 10\n'
+                   'train_op = util.set_iteration_per_loop(sess, optimizer, 100)')
+    example_good = ('custom_op.parameter_map["iterations_per_loop"].i = 100\n'
+                    'train_op = util.set_iteration_per_loop(sess, optimizer, 100)')
+    fix_safety = "No automatic fix: which of the two numbers is right depends on your training loop."
+    invalid = (PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = 10\n'
+                         'with tf.Session(config=config) as sess:\n    train_op = util.set_iteration_per_loop(sess, op, 100)\n',)
+    valid = (PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = 100\n'
+                       'with tf.Session(config=config) as sess:\n    train_op = util.set_iteration_per_loop(sess, op, 100)\n',)
+
+    def check(self, ctx):
+        npu_configs = [c for c in ctx.configs if c.npu_entries()]
+        loose = list(ctx.facts)
+        for config in npu_configs:
+            facts = list(config.facts) + (loose if len(npu_configs) == 1 else [])
+            eff = {}
+            for entry in config.npu_entries():
+                eff.update(entry.effective())
+            yield from self._iterations(ctx, eff, [f for f in facts if f.kind == "set_iteration_per_loop"])
+            yield from self._tailing(ctx, eff, [f for f in facts if f.kind == "npu_optimizer_tailing"])
+
+    def _iterations(self, ctx, eff, facts):
+        option = eff.get("iterations_per_loop")
+        for fact in facts:
+            n = _value(fact.value)
+            if not isinstance(n, int) or isinstance(n, bool):
+                continue
+            if option is None:
+                if n == 1:
+                    continue
+                f = ctx.finding(self, fact.path, fact.range,
+                                f"set_iteration_per_loop runs {n} iterations per loop, but the session config does not set "
+                                "iterations_per_loop (default 1)", calls=fact.calls, option="iterations_per_loop",
+                                hint=f'set custom_op.parameter_map["iterations_per_loop"].i = {n}')
+                if f:
+                    yield f
+                continue
+            for w in option.candidates:
+                v = _value(w.value)
+                if not isinstance(v, int) or isinstance(v, bool) or v == n:
+                    continue
+                related = [r for r in [ctx.related_write(w, f"iterations_per_loop is {v} here")] if r]
+                anchor_path, anchor_range, calls = (w.path, w.range, w.calls) if not w.implicit else (fact.path, fact.range, fact.calls)
+                f = ctx.finding(self, anchor_path, anchor_range,
+                                f"iterations_per_loop is {v} but set_iteration_per_loop uses {n}: both must be equal",
+                                calls=calls, option="iterations_per_loop", related=related,
+                                certainty=w.certainty, branch=w.branch_text(), hint=f"use {n} in both places")
+                if f:
+                    yield f
+
+    def _tailing(self, ctx, eff, facts):
+        option = eff.get("is_tailing_optimization")
+        for fact in facts:
+            n = _value(fact.value)
+            if not isinstance(n, bool):
+                continue
+            current = option.last.value.python if option is not None and option.last.value.resolved else (False if option is None else None)
+            if current is None or bool(current) == n:
+                continue
+            where = option.last if option is not None and not option.last.implicit else None
+            f = ctx.finding(self, where.path if where else fact.path, where.range if where else fact.range,
+                            f"is_tailing_optimization is {describe(bool(current))} in the session config but "
+                            f"{describe(n)} in NPUOptimizer(...): both must be equal",
+                            calls=where.calls if where else fact.calls, option="is_tailing_optimization")
+            if f:
+                yield f

@@ -1,0 +1,97 @@
+from npu_audit.checks.base import REACTION_TEXT, Rule, describe, severity_for_reaction
+from npu_audit.checks.helpers import nearest
+from npu_audit.checks.rules import PRELUDE
+
+TYPE_NAMES = {"b": "a bool", "i": "an int", "s": "bytes"}
+
+
+def flag_note(w) -> str:
+    return f" (this is the default of flag '{w.value.flag}'; the real run may override it)" if w.value.origin == "flag-default" else ""
+
+
+def python_type_problem(w):
+    """TypeError raised by protobuf when the script assigns this value, or None."""
+    v = w.value.python
+    if w.via != "parameter_map":
+        if w.key == "jit_compile" and not isinstance(v, str):
+            return "NPURunConfig requires a str for jit_compile (TypeError: Expected str)"
+        return None
+    if w.field == "i":
+        if isinstance(v, bool):
+            return ".i does not take a bool (TypeError: expected an int, got a boolean)"
+        if not isinstance(v, int):
+            return f".i takes an int, not {type(v).__name__} (TypeError)"
+    elif w.field == "b":
+        if not isinstance(v, (bool, int)):
+            return f".b takes a bool, not {type(v).__name__} (TypeError)"
+    elif w.field == "s":
+        if not isinstance(v, (str, bytes)):
+            return f".s takes bytes, not {type(v).__name__} (TypeError)"
+    return None
+
+
+class InvalidValue(Rule):
+    code = "NPU104"
+    name = "invalid-value"
+    severity = "error"
+    summary = "A value outside the option's documented values, or of a type the field cannot hold."
+    what = (
+        "Reports values that are not among an option's documented values (enumerations such as "
+        "precision_mode or dump_mode) and values whose Python type the AttrValue field rejects "
+        "(`.i = True`, `.i = \"1\"`, `.s = 5`)."
+    )
+    why = (
+        "Depending on the option the adapter rejects the value when the session starts, aborts the "
+        "process after graph building, or passes it to the runtime unchecked where it is ignored or "
+        "fails later. Type mistakes raise TypeError as soon as the script builds its config."
+    )
+    example_bad = 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("mix_precision")'
+    example_good = 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")'
+    fix_safety = "No automatic fix: only you know which valid value you meant (the hint suggests the closest)."
+    invalid = (
+        PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("mix_precision")\n',
+        PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = True\n',
+        PRELUDE + 'custom_op.parameter_map["dump_mode"].s = b"everything"\n',
+    )
+    valid = (
+        PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
+        PRELUDE + 'import os\ncustom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(os.getenv("PM"))\n',
+    )
+
+    def check(self, ctx):
+        for _config, _entry, w in ctx.user_writes():
+            view = ctx.release_view(w.key)
+            if view is None or not w.value.resolved:
+                continue
+            spec = ctx.spec(w.key)
+            problem = python_type_problem(w)
+            if problem:
+                f = ctx.finding(self, w.path, w.value_range or w.range, f"'{w.key}': {problem}", calls=w.calls, write=w,
+                                option=w.key, certainty=w.certainty, branch=w.branch_text())
+                if f:
+                    yield f
+                continue
+            if w.field is not None and w.via == "parameter_map" and w.field != view.field:
+                continue  # wrong-field reports it
+            domain = view.domain
+            if domain.kind != "enum":
+                continue
+            value = w.value.decoded()
+            if isinstance(value, bool) and view.field == "b":
+                continue
+            allowed = domain.values
+            ok = value in allowed and not (isinstance(value, bool) and not any(isinstance(a, bool) for a in allowed))
+            if not ok and not domain.case_sensitive and isinstance(value, str):
+                ok = value.lower() in {str(a).lower() for a in allowed}
+            if ok:
+                continue
+            severity = severity_for_reaction(spec.on_invalid)
+            shown = ", ".join(describe(a) if isinstance(a, str) else str(a) for a in allowed)
+            message = (f"{describe(value)} is not a valid value for '{w.key}' (one of {shown}): "
+                       f"{REACTION_TEXT.get(spec.on_invalid, '')}{flag_note(w)}")
+            guess = nearest(str(value), [str(a) for a in allowed], cutoff=0.6)
+            hint = f"did you mean {guess!r}?" if guess else None
+            f = ctx.finding(self, w.path, w.value_range or w.range, message, calls=w.calls, write=w, severity=severity,
+                            hint=hint, option=w.key, certainty=w.certainty, branch=w.branch_text())
+            if f:
+                yield f

@@ -1,0 +1,60 @@
+from npu_audit.checks.base import REACTION_TEXT, Rule, severity_for_reaction
+from npu_audit.checks.helpers import literal_subrange
+from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.rules.invalid_value import flag_note
+
+MAX_PROBLEMS = 3
+
+
+class MalformedValue(Rule):
+    code = "NPU106"
+    name = "malformed-value"
+    severity = "error"
+    summary = "A string option that does not follow its format (dump_step, input_shape, profiling_options JSON, ...)."
+    what = (
+        "Parses string options that have a grammar — dump_step (`0|3-5|10`), input_shape, dynamic_dims, "
+        "dynamic_inputs_shape_range, profiling_options (JSON and the domain of each field), "
+        "stream_max_parallel_num, aicore_num, experimental_accelerate_train_mode, local_device_list, lists — "
+        "and points at the part that is wrong."
+    )
+    why = (
+        "The adapter checks some formats when the session starts (dump_step, local_device_list), aborts on "
+        "others (input_shape, dynamic_dims), and hands the rest to the runtime, where a malformed value fails "
+        "after minutes of graph building or is silently ignored."
+    )
+    example_bad = 'custom_op.parameter_map["dump_step"].s = tf.compat.as_bytes("0|5-3|10")'
+    example_good = 'custom_op.parameter_map["dump_step"].s = tf.compat.as_bytes("0|3-5|10")'
+    fix_safety = "No automatic fix."
+    invalid = (
+        PRELUDE + 'custom_op.parameter_map["dump_step"].s = tf.compat.as_bytes("0|5-3|10")\n',
+        PRELUDE + 'custom_op.parameter_map["profiling_options"].s = tf.compat.as_bytes(\'{"training_trace": "yes"}\')\n',
+    )
+    valid = (PRELUDE + 'custom_op.parameter_map["dump_step"].s = tf.compat.as_bytes("0|3-5|10")\n',)
+
+    def check(self, ctx):
+        from npu_audit.knowledge import grammars
+
+        for _config, _entry, w in ctx.user_writes():
+            view = ctx.release_view(w.key)
+            if view is None or view.domain.kind != "grammar" or not w.value.resolved:
+                continue
+            text = w.value.decoded()
+            if not isinstance(text, str):
+                continue
+            spec = ctx.spec(w.key)
+            try:
+                problems = grammars.check(view.domain.grammar, text, ctx.settings.product)
+            except KeyError:
+                continue
+            severity = severity_for_reaction(spec.on_invalid)
+            for problem in problems[:MAX_PROBLEMS]:
+                where = literal_subrange(ctx, w, problem.start, problem.end) or w.value_range or w.range
+                part = text[problem.start:problem.end]
+                shown = f" at {part!r}" if part and len(part) <= 40 else ""
+                message = (f"'{w.key}' is malformed{shown}: {problem.message}; {REACTION_TEXT.get(spec.on_invalid, '')}"
+                           f"{flag_note(w)}")
+                hint = f"expected {grammars.GRAMMARS[view.domain.grammar].summary}"
+                f = ctx.finding(self, w.path, where, message, calls=w.calls, write=w, severity=severity, hint=hint, option=w.key,
+                                certainty=w.certainty, branch=w.branch_text())
+                if f:
+                    yield f

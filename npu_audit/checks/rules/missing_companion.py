@@ -1,0 +1,38 @@
+from npu_audit.checks.base import Rule
+from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.rules._relation_rule import relation_findings
+
+
+class MissingCompanion(Rule):
+    code = "NPU201"
+    name = "missing-companion"
+    severity = "error"
+    summary = "An option that needs another option, which is absent or has the wrong value."
+    what = (
+        "Checks the `requires` and `together` relations of the knowledge base on each NPU entry: "
+        "enable_dump needs dump_path, input_shape/dynamic_dims/dynamic_node_type go together, "
+        "modify_mixlist needs a mixed-precision mode, optypelist_for_implmode needs op_select_implmode, "
+        "compile_hybrid_mode=1 needs dynamic_node_type=1, and more (`npu-audit --list-rules --format json`)."
+    )
+    why = (
+        "The adapter checks several of these pairs when the session starts and fails or aborts the process; "
+        "others are only documented, and the lone option then silently does nothing."
+    )
+    example_bad = 'custom_op.parameter_map["enable_dump"].b = True'
+    example_good = ('custom_op.parameter_map["enable_dump"].b = True\n'
+                    'custom_op.parameter_map["dump_path"].s = tf.compat.as_bytes("/home/test/output")')
+    fix_safety = "No automatic fix: the missing value (a path, a mode) is yours to choose."
+    invalid = (
+        PRELUDE + 'custom_op.parameter_map["enable_dump"].b = True\n',
+        PRELUDE + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1"\ncustom_op.parameter_map["dynamic_dims"].s = b"1;2"\n',
+        PRELUDE + 'custom_op.parameter_map["modify_mixlist"].s = b"/home/ops.json"\n'
+                  'custom_op.parameter_map["precision_mode_v2"].s = b"origin"\n',
+    )
+    valid = (
+        PRELUDE + 'custom_op.parameter_map["enable_dump"].b = True\ncustom_op.parameter_map["dump_path"].s = b"/tmp"\n',
+        PRELUDE + 'custom_op.parameter_map["modify_mixlist"].s = b"/home/ops.json"\n'
+                  'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_float16"\n',
+    )
+
+    def check(self, ctx):
+        return relation_findings(self, ctx)

@@ -1,0 +1,58 @@
+from npu_audit.checks.base import Rule
+from npu_audit.checks.helpers import fixable_here
+from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.rules._relation_rule import relation_findings
+from npu_audit.findings import Edit, Fix
+
+
+class NoEffect(Rule):
+    code = "NPU302"
+    name = "no-effect"
+    severity = "warning"
+    tags = ("unnecessary",)
+    summary = "An option that does nothing here: ineffective in the release, overridden, or switched off."
+    what = (
+        "Reports options documented as having no effect (or not supported) in the target release, options "
+        "overridden by another option that is set (op_precision_mode over op_select_implmode), and options "
+        "only read when a switch is on that is off (dump_path without enable_dump, profiling_options without "
+        "profiling_mode, work_path without aoe_mode, ...)."
+    )
+    why = "The job runs, but not as written: the setting you rely on is silently not applied on the device."
+    example_bad = 'custom_op.parameter_map["graph_memory_max_size"].s = tf.compat.as_bytes(str(26 * 1024 ** 3))'
+    example_good = "# remove it: the current release sizes graph memory dynamically"
+    fix_safety = (
+        "For options documented as ineffective in the release, an unsafe fix removes the statement "
+        "(unsafe because it also removes any side effect of the expression)."
+    )
+    invalid = (
+        PRELUDE + 'custom_op.parameter_map["graph_memory_max_size"].s = tf.compat.as_bytes(str(26*1024*1024*1024))\n',
+        PRELUDE + 'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p"}\'\n',
+    )
+    valid = (PRELUDE + 'custom_op.parameter_map["profiling_mode"].b = True\n'
+                       'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p"}\'\n',
+             '# npu-audit-test: release=legacy\n' + PRELUDE + 'custom_op.parameter_map["graph_memory_max_size"].s = b"1024"\n')
+
+    def check(self, ctx):
+        yield from relation_findings(self, ctx)
+        release = ctx.settings.release
+        for _config, _entry, w in ctx.user_writes():
+            spec = ctx.spec(w.key)
+            if spec is None:
+                continue
+            life = spec.lifecycle[release]
+            if life.status not in ("no-effect", "not-supported"):
+                continue
+            what = "has no effect" if life.status == "no-effect" else "is not supported"
+            message = f"'{w.key}' {what} in the {release} release"
+            if life.note:
+                message += f": {life.note.rstrip('.')}"
+            fix = None
+            if life.status == "no-effect" and fixable_here(ctx, w) and w.stmt_node is not None and w.via == "parameter_map":
+                stmt_range = ctx.extraction.range_of(w.stmt_node)
+                if stmt_range is not None and len(getattr(w.stmt_node, "body", ())) == 1:
+                    fix = Fix("unsafe", f"Remove the '{w.key}' line",
+                              (Edit(stmt_range.line, 1, stmt_range.end_line + 1, 1, ""),))
+            f = ctx.finding(self, w.path, w.key_range or w.range, message, calls=w.calls, write=w, option=w.key, fix=fix,
+                            certainty=w.certainty, branch=w.branch_text(), hint="remove this setting")
+            if f:
+                yield f

@@ -1,0 +1,70 @@
+import difflib
+
+from npu_audit.checks.base import Rule, describe
+from npu_audit.checks.helpers import edit_for, requote
+from npu_audit.findings import Fix
+
+EXPECTED = "NpuOptimizer"
+
+
+class NpuOptimizerName(Rule):
+    code = "NPU401"
+    name = "npu-optimizer-name"
+    severity = "error"
+    summary = "A custom optimizer meant as the NPU one whose name is not exactly \"NpuOptimizer\"."
+    what = (
+        "Reports a custom optimizer entry that has NPU options but whose `.name` is not exactly "
+        "\"NpuOptimizer\" (case and spelling matter), or that is never named."
+    )
+    why = (
+        "The adapter only processes entries named exactly NpuOptimizer. Otherwise it finds no NPU entry, "
+        "turns its passes off and the whole graph silently runs on the host CPU with none of your options."
+    )
+    example_bad = 'custom_op.name = "NPUOptimizer"'
+    example_good = 'custom_op.name = "NpuOptimizer"'
+    fix_safety = "Unsafe: renaming makes every option of the entry take effect at once."
+    _head = "import tensorflow as tf\nconfig = tf.ConfigProto()\ncustom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+    invalid = (_head + 'custom_op.name = "NPUOptimizer"\ncustom_op.parameter_map["use_off_line"].b = True\n',
+               _head + 'custom_op.parameter_map["use_off_line"].b = True\n')
+    valid = (_head + 'custom_op.name = "NpuOptimizer"\ncustom_op.parameter_map["use_off_line"].b = True\n',
+             _head + 'custom_op.name = "my_grappler_pass"\ncustom_op.parameter_map["threshold"].i = 3\n')
+
+    def check(self, ctx):
+        for config, entry in ctx.entries(npu_only=False):
+            if entry.kind != "custom_optimizer":
+                continue
+            has_npu_options = any(w.key in ctx.kb.options for w in entry.writes)
+            if entry.name is None:
+                if has_npu_options:
+                    f = ctx.finding(self, entry.path, entry.range,
+                                    "this custom optimizer sets NPU options but is never named: the adapter only "
+                                    "processes an entry named \"NpuOptimizer\", so these options are silently unused",
+                                    calls=entry.calls, hint='add custom_op.name = "NpuOptimizer"')
+                    if f:
+                        yield f
+                continue
+            if not entry.name.resolved:
+                continue
+            name = entry.name.decoded()
+            if not isinstance(name, str) or name == EXPECTED:
+                continue
+            looks_meant = (name.lower().replace("_", "") == EXPECTED.lower()
+                           or difflib.SequenceMatcher(None, name.lower(), EXPECTED.lower()).ratio() >= 0.75
+                           or ("npu" in name.lower() and has_npu_options))
+            if not looks_meant:
+                continue
+            fix = None
+            node = entry.name.source_node
+            if entry.path == ctx.path and node is not None and ctx.extraction.range_of(node) is not None:
+                new = requote(node.value, EXPECTED)
+                if new:
+                    fix = Fix("unsafe", f'Name it "{EXPECTED}"', (edit_for(ctx.extraction.range_of(node), new),))
+            where = entry.name_range or entry.range
+            branch = "; ".join(s.description for s in entry.name_branches) or None
+            f = ctx.finding(self, entry.path, where,
+                            f"optimizer name {describe(name)} is not \"{EXPECTED}\": the adapter ignores this entry, "
+                            "so the graph runs on the host with none of these options",
+                            calls=entry.calls, hint=f'write custom_op.name = "{EXPECTED}"', fix=fix,
+                            certainty="conditional" if entry.name_branches else "always", branch=branch)
+            if f:
+                yield f

@@ -1,0 +1,52 @@
+from npu_audit.checks.base import Rule, describe
+from npu_audit.checks.rules import PRELUDE
+
+
+class ProductUnsupported(Rule):
+    code = "NPU304"
+    name = "product-unsupported"
+    severity = "warning"
+    summary = "An option or value limited to products that exclude the target product (--product)."
+    what = (
+        "With `--product` (or `product` in [tool.npu-audit]), reports options and values the docs limit to "
+        "other products: bfloat16 modes (allow_mix_precision_bf16, mixed_bfloat16) and aicore_num outside "
+        "Atlas A2/A3, variable_use_1g_huge_page, AOE on inference products, ... Without a target product "
+        "nothing is assumed."
+    )
+    why = "On an unsupported product the option is rejected or silently ignored by the runtime."
+    example_bad = '# npu-audit --product atlas-training\ncustom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_bfloat16")'
+    example_good = 'custom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_float16")'
+    fix_safety = "No automatic fix."
+    invalid = ('# npu-audit-test: product=atlas-training\n' + PRELUDE
+               + 'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_bfloat16"\n',)
+    valid = (PRELUDE + 'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_bfloat16"\n',
+             '# npu-audit-test: product=atlas-a2\n' + PRELUDE
+             + 'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_bfloat16"\n')
+
+    def check(self, ctx):
+        product = ctx.settings.product
+        if not product:
+            return
+        name = ctx.kb.products[product].name
+        for _config, _entry, w in ctx.user_writes():
+            spec = ctx.spec(w.key)
+            if spec is None:
+                continue
+            if spec.products and product not in spec.products:
+                supported = "; ".join(ctx.kb.products[p].name for p in spec.products)
+                f = ctx.finding(self, w.path, w.key_range or w.range,
+                                f"'{w.key}' is not supported on {name} (only on {supported})",
+                                calls=w.calls, write=w, option=w.key, certainty=w.certainty, branch=w.branch_text())
+                if f:
+                    yield f
+                continue
+            if not w.value.resolved:
+                continue
+            fact = spec.value_fact(w.value.decoded())
+            if fact is not None and fact.products and product not in fact.products:
+                supported = "; ".join(ctx.kb.products[p].name for p in fact.products)
+                f = ctx.finding(self, w.path, w.value_range or w.range,
+                                f"{describe(w.value.decoded())} for '{w.key}' is not supported on {name} (only on {supported})",
+                                calls=w.calls, write=w, option=w.key, certainty=w.certainty, branch=w.branch_text())
+                if f:
+                    yield f

@@ -1,0 +1,32 @@
+from npu_audit.checks.base import Rule
+
+
+class RunConfigHazard(Rule):
+    code = "NPU403"
+    name = "runconfig-hazard"
+    severity = "error"
+    summary = "An NPURunConfig/config-object call that the adapter mishandles (TypeError, silently dropped settings)."
+    what = (
+        "Reports known pitfalls of NPURunConfig and its config objects: unknown keywords (TypeError), "
+        "insert_op_file given a str (written without as_bytes: TypeError), DumpConfig(dump_mode=None) dropping "
+        "dump_debug_mode, DynamicInputConfig with a field missing (the whole dynamic-dims setting is dropped), "
+        "ProfilingConfig options given with profiling disabled."
+    )
+    why = "These fail when the script builds its estimator, or lose settings without any message."
+    example_bad = 'run_config = NPURunConfig(dump_config=DumpConfig(enable_dump_debug=True, dump_mode=None, dump_debug_mode="aicore_overflow"))'
+    example_good = 'run_config = NPURunConfig(dump_config=DumpConfig(enable_dump_debug=True, dump_path="/tmp/d", dump_debug_mode="aicore_overflow"))'
+    fix_safety = "No automatic fix."
+    invalid = ("from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iteration_per_loop=10)\n",
+               "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(dynamic_input_config=DynamicInputConfig("
+               "input_shape='data:1,-1', dynamic_dims='1;2', dynamic_node_type=1, compile_hybrid_mode=None))\n")
+    valid = ("from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n",)
+
+    def check(self, ctx):
+        for _config, entry in ctx.entries():
+            for hazard in entry.hazards:
+                certainty = "conditional" if hazard.branches else "always"
+                branch = "; ".join(s.description for s in hazard.branches) or None
+                f = ctx.finding(self, hazard.path, hazard.range, hazard.message, calls=hazard.calls,
+                                severity=hazard.severity, option=hazard.option, certainty=certainty, branch=branch)
+                if f:
+                    yield f

@@ -1,0 +1,59 @@
+from npu_audit.checks.base import Rule
+from npu_audit.checks.helpers import edit_for, fixable_here, nearest, requote
+from npu_audit.checks.rules import PRELUDE
+from npu_audit.findings import Fix
+
+
+class UnknownOption(Rule):
+    code = "NPU101"
+    name = "unknown-option"
+    severity = "error"
+    summary = "A parameter_map key that no adapter reads: the setting is silently ignored."
+    what = (
+        "Reports `parameter_map[\"<key>\"]` writes whose key the Ascend adapter never reads: typos, "
+        "profiling_options fields written as keys, and keys that were removed or never existed."
+    )
+    why = (
+        "The adapter only looks up the keys it knows and never warns about others, so a misspelt key "
+        "is dropped without a trace and the device runs with the default instead of your setting."
+    )
+    example_bad = 'custom_op.parameter_map["precison_mode"].s = tf.compat.as_bytes("allow_mix_precision")'
+    example_good = 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")'
+    fix_safety = (
+        "When exactly one real key is close to the typo, an unsafe fix renames it: you may have meant "
+        "another key, and renaming turns a setting that was ignored into one that takes effect."
+    )
+    invalid = (
+        PRELUDE + 'custom_op.parameter_map["precison_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
+        PRELUDE + 'custom_op.parameter_map["training_trace"].s = b"on"\n',
+        PRELUDE + 'custom_op.parameter_map["enable_auto_mix_precision"].b = True\n',
+    )
+    valid = (PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',)
+
+    def check(self, ctx):
+        from npu_audit.knowledge.grammars import PROFILING_FIELDS
+
+        for _config, _entry, w in ctx.user_writes():
+            if w.key in ctx.kb.options or w.via != "parameter_map":
+                continue
+            fix = None
+            unread = ctx.kb.unread_keys.get(w.key)
+            if unread is not None:
+                message = f"'{w.key}' is not read by any adapter version: {unread.reason}"
+                hint = f"use '{unread.suggestion}' instead" if unread.suggestion else "remove this line"
+            elif w.key in PROFILING_FIELDS:
+                message = (f"'{w.key}' is a field of the profiling_options JSON, not a session option: "
+                           "the adapter ignores it here")
+                hint = f"put \"{w.key}\" inside profiling_options and set profiling_mode to True"
+            else:
+                guess = nearest(w.key, ctx.kb.options)
+                message = f"unknown option '{w.key}': the adapter ignores keys it does not read, so this setting has no effect"
+                hint = f"did you mean '{guess}'?" if guess else "check the key against `npu-audit --list-rules`"
+                if guess and fixable_here(ctx, w) and w.key_range is not None and w.key_node is not None:
+                    new = requote(getattr(w.key_node, "value", ""), guess)
+                    if new:
+                        fix = Fix("unsafe", f"Rename '{w.key}' to '{guess}'", (edit_for(w.key_range, new),))
+            f = ctx.finding(self, w.path, w.key_range or w.range, message, calls=w.calls, write=w, hint=hint, option=w.key,
+                            fix=fix, certainty=w.certainty, branch=w.branch_text())
+            if f:
+                yield f
