@@ -80,6 +80,7 @@ class FileReport:
     internal_error: bool = False
     dependencies: list = field(default_factory=list)  # other files (paths) the analysis read
     content_hash: Optional[str] = None  # sha256 of the bytes analysed
+    imports: list = field(default_factory=list)  # modules imported, for files the prefilter skipped
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
@@ -92,6 +93,8 @@ class FileReport:
             "parsed": self.parsed,
             "internal_error": self.internal_error,
             "dependencies": list(self.dependencies),
+            "content_hash": self.content_hash,
+            "imports": list(self.imports),
         }
 
     @classmethod
@@ -107,7 +110,8 @@ class FileReport:
                                        "tags": tuple(f["tags"])}))
         return cls(path=data["path"], findings=findings, text=data["text"], configs=data["configs"],
                    parsed=data["parsed"], internal_error=data["internal_error"],
-                   dependencies=list(data.get("dependencies", [])))
+                   dependencies=list(data.get("dependencies", [])), content_hash=data.get("content_hash"),
+                   imports=list(data.get("imports", [])))
 
     def line_text(self, line: int) -> str:
         if self.text is None:

@@ -1,0 +1,145 @@
+"""Result cache: unchanged files cost a stat on the next run.
+
+One SQLite database per cache folder (stdlib, safe under concurrent runs: every write is one short
+transaction and readers never see a half-written entry). An entry is keyed by the file's path and
+holds the file's size/mtime and content hash, the hashes of every helper module its analysis read,
+and the result. It is valid only for the same npu-audit version, knowledge base and settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Optional
+
+from npu_audit import __version__
+from npu_audit.findings import FileReport
+
+SCHEMA = 1
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("NPU_AUDIT_CACHE_DIR") or ".npu-audit-cache"
+
+
+def _stat(path: str) -> Optional[list]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _digest(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+class Cache:
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+        self._db: Optional[sqlite3.Connection] = None
+        self._token: Optional[str] = None
+        self.disabled_reason: Optional[str] = None
+
+    def _connect(self) -> Optional[sqlite3.Connection]:
+        if self._db is not None or self.disabled_reason:
+            return self._db
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            gitignore = self.folder / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# created by npu-audit\n*\n", encoding="utf-8")
+            db = sqlite3.connect(str(self.folder / "results.sqlite3"), timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, meta TEXT NOT NULL, report TEXT NOT NULL)")
+            self._db = db
+        except (OSError, sqlite3.Error) as exc:
+            self.disabled_reason = f"cache disabled: {exc}"
+            self._db = None
+        return self._db
+
+    def _run_token(self, job) -> str:
+        if self._token is None:
+            from npu_audit.knowledge.loader import load
+
+            self._token = f"{SCHEMA}|{__version__}|{load().fingerprint}"
+        return f"{self._token}|{job.settings.cache_token()}|{job.want_configs}|{job.force_parse}|{job.display}"
+
+    @staticmethod
+    def _key(job) -> str:
+        return hashlib.sha256(f"{os.path.realpath(job.file)}\0{job.display}\0{job.force_parse}".encode()).hexdigest()
+
+    def get(self, job) -> Optional[FileReport]:
+        if job.source_bytes is not None:
+            return None
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT meta, report FROM entries WHERE key = ?", (self._key(job),)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        meta = json.loads(row[0])
+        if meta.get("token") != self._run_token(job):
+            return None
+        if not self._fresh(job.file, meta["stat"], meta["hash"]):
+            return None
+        for dep in meta.get("deps", []):
+            if not self._fresh(dep["path"], dep["stat"], dep["hash"]):
+                return None
+        try:
+            return FileReport.from_dict(json.loads(row[1]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    @staticmethod
+    def _fresh(path: str, stat: list, digest: Optional[str]) -> bool:
+        now = _stat(path)
+        if now is None:
+            return digest is None
+        if now == stat:
+            return True
+        return _digest(path) == digest
+
+    def put(self, job, report: FileReport) -> None:
+        if job.source_bytes is not None or report.internal_error:
+            return
+        db = self._connect()
+        if db is None:
+            return
+        meta = {
+            "token": self._run_token(job),
+            "stat": _stat(job.file),
+            "hash": report.content_hash or _digest(job.file),
+            "deps": [{"path": p, "stat": _stat(p), "hash": _digest(p)} for p in report.dependencies],
+        }
+        try:
+            db.execute("INSERT OR REPLACE INTO entries (key, meta, report) VALUES (?, ?, ?)",
+                       (self._key(job), json.dumps(meta), json.dumps(report.to_dict())))
+        except sqlite3.Error as exc:
+            self.disabled_reason = f"cache disabled: {exc}"
+
+    def put_many(self, pairs) -> None:
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            db.execute("BEGIN")
+            for job, report in pairs:
+                self.put(job, report)
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass

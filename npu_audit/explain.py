@@ -1,0 +1,193 @@
+"""People- and machine-readable views of the knowledge base and the rules.
+
+``--explain``, ``--list-rules``, README's rule table and the language server's hovers all come from
+here, so the wording exists once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from npu_audit.knowledge.model import OptionSpec
+
+FIELD_TEXT = {"b": ".b (bool)", "i": ".i (int)", "s": ".s (bytes)"}
+REACTIONS = {
+    "session-error": "rejected when the session starts (exception)",
+    "abort": "the process aborts (LOG(FATAL))",
+    "runtime-error": "fails later, when the graph is built or run",
+    "clamped": "clamped to the limit with a warning",
+    "unchecked": "not checked by the adapter (documented limit only)",
+}
+WRONG_FIELD = {
+    "reads-default": "setting silently lost (the adapter reads an empty value)",
+    "reads-empty-invalid": "the empty value read is rejected at session start",
+    "ignored": "the key is silently skipped",
+    "session-error": "rejected at session start (explicit field check)",
+}
+
+
+def _value(v: Any) -> str:
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def option_summary(kb, spec: OptionSpec, release: str = "current") -> dict:
+    view = spec.for_release(release)
+    relations = [r for r in kb.relations if spec.key in r.keys]
+    migration = next((m for m in kb.migrations.values() if m.from_key == spec.key), None)
+    return {
+        "key": spec.key,
+        "field": view.field,
+        "section": spec.section,
+        "summary": spec.summary,
+        "description": spec.description,
+        "domain": {"kind": view.domain.kind, "text": view.domain.describe(), "values": list(view.domain.values),
+                   "min": view.domain.min, "max": view.domain.max, "grammar": view.domain.grammar,
+                   "unit": view.domain.unit},
+        "default": view.default,
+        "default_note": spec.default_note,
+        "defaults": [{"value": d.value, "scenario": d.scenario, "products": list(d.products), "note": d.note}
+                     for d in spec.defaults],
+        "scenarios": list(view.scenarios),
+        "products": list(spec.products),
+        "lifecycle": {r: {"status": lc.status, "replacement": lc.replacement, "note": lc.note}
+                      for r, lc in spec.lifecycle.items()},
+        "on_invalid": spec.on_invalid,
+        "on_wrong_field": spec.on_wrong_field,
+        "read_condition": spec.read_condition,
+        "values": [{"value": f.value, "same_as": f.same_as, "preferred": f.preferred, "scenarios": list(f.scenarios),
+                    "products": list(f.products), "releases": list(f.releases), "note": f.note} for f in spec.values],
+        "npurunconfig": [{"kwarg": r.kwarg, "object": r.object, "param": r.param, "written": r.written,
+                          "default": r.default} for r in spec.routes],
+        "relations": [{"id": r.id, "kind": r.kind, "subject": r.subject, "keys": list(r.keys), "severity": r.severity,
+                       "message": r.message, "releases": list(r.releases)} for r in relations],
+        "migration": None if migration is None else {
+            "id": migration.id, "to_key": migration.to_key, "summary": migration.summary,
+            "rows": [{"old": row.old, "new": row.new, "exact": row.exact, "note": row.note} for row in migration.rows]},
+        "cite": [c.render() for c in spec.cite],
+    }
+
+
+def explain_option(kb, key: str, release: str = "current", markdown: bool = False) -> str:
+    spec = kb.options[key]
+    s = option_summary(kb, spec, release)
+    lines = [f"# {key}" if markdown else key, "", s["summary"], ""]
+    if s["description"]:
+        lines += [s["description"], ""]
+
+    def row(label: str, text: str) -> None:
+        lines.append(f"- **{label}**: {text}" if markdown else f"  {label + ':':<16}{text}")
+
+    code = f'custom_op.parameter_map["{key}"].{s["field"]} = ...'
+    row("field", f"{FIELD_TEXT[s['field']]}   {code}" if not markdown else f"{FIELD_TEXT[s['field']]} — `{code}`")
+    row("values", s["domain"]["text"])
+    if s["default"] is not None:
+        row("default", _value(s["default"]))
+    elif s["default_note"]:
+        row("default", s["default_note"])
+    for d in s["defaults"]:
+        where = " / ".join(x for x in [d["scenario"], ", ".join(d["products"])] if x)
+        row("default" if not where else f"default ({where})", _value(d["value"]) + (f" — {d['note']}" if d["note"] else ""))
+    row("scenarios", ", ".join(s["scenarios"]))
+    if s["products"]:
+        row("products", ", ".join(kb.products[p].name for p in s["products"]))
+    for release_name, lc in s["lifecycle"].items():
+        text = lc["status"] + (f" -> use {lc['replacement']}" if lc["replacement"] else "")
+        if lc["note"]:
+            text += f" ({lc['note']})"
+        row(f"{release_name} release", text)
+    row("bad value", REACTIONS.get(s["on_invalid"], s["on_invalid"]))
+    row("wrong field", WRONG_FIELD.get(s["on_wrong_field"], s["on_wrong_field"]))
+    if s["read_condition"]:
+        row("read when", s["read_condition"])
+    for v in s["values"]:
+        parts = []
+        if v["same_as"] is not None:
+            parts.append(f"same as {_value(v['same_as'])}")
+        if v["preferred"] is not None and v["preferred"] != v["same_as"]:
+            parts.append(f"prefer {_value(v['preferred'])}")
+        if v["scenarios"]:
+            parts.append("only " + "/".join(v["scenarios"]))
+        if v["products"]:
+            parts.append("only on " + ", ".join(v["products"]))
+        if v["releases"]:
+            parts.append("release " + "/".join(v["releases"]))
+        if v["note"]:
+            parts.append(v["note"])
+        row(f"value {_value(v['value'])}", "; ".join(parts))
+    for r in s["npurunconfig"]:
+        via = f"NPURunConfig({r['kwarg']}=...)" if not r["object"] else f"{r['object']}({r['param']}=...)"
+        if r["object"] and r["kwarg"]:
+            via = f"NPURunConfig({r['kwarg']}={r['object']}({r['param']}=...))"
+        row("NPURunConfig", via + f", written {r['written']}" + (f", default {_value(r['default'])}" if r["default"] is not None else ""))
+    if s["relations"]:
+        lines += ["", "## Relations" if markdown else "  relations:"]
+        for r in s["relations"]:
+            lines.append(f"- {r['kind']} ({r['severity']}): {r['message']}" if markdown else f"    - [{r['kind']}] {r['message']}")
+    if s["migration"]:
+        m = s["migration"]
+        lines += ["", f"## Migration to {m['to_key']}" if markdown else f"  migration to {m['to_key']}:"]
+        for row_ in m["rows"]:
+            new = _value(row_["new"]) if row_["new"] is not None else "(no equivalent)"
+            exact = "exact" if row_["exact"] else "not exact"
+            note = f" — {row_['note']}" if row_["note"] and not row_["exact"] else ""
+            lines.append(f"    {_value(row_['old']):<28} -> {new:<24} {exact}{note}" if not markdown
+                         else f"- `{row_['old']}` → `{row_['new']}` ({exact}){note}")
+    lines += ["", "Sources:" if not markdown else "**Sources:**"]
+    lines += [f"  - {c}" if not markdown else f"- {c}" for c in s["cite"]]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def explain_rule(rule) -> str:
+    return rule.documentation()
+
+
+def rule_summary(rule) -> dict:
+    return {"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
+            "what": rule.what, "why": rule.why, "example": rule.example_bad, "use_instead": rule.example_good,
+            "fix_safety": rule.fix_safety, "url": rule.help_uri}
+
+
+def list_rules_text(kb, rules, release: str = "current") -> str:
+    lines = ["Checks:", ""]
+    for r in rules:
+        lines.append(f"  {r.code}  {r.name:<26} {r.severity:<8} {r.summary}")
+    lines += ["", f"Options ({len(kb.options)}; field, values, default, {release} release):", ""]
+    width = max(len(k) for k in kb.options)
+    for key in sorted(kb.options, key=str.lower):
+        spec = kb.options[key]
+        view = spec.for_release(release)
+        default = _value(view.default) if view.default is not None else "-"
+        life = view.lifecycle.status + (f"->{view.lifecycle.replacement}" if view.lifecycle.replacement else "")
+        domain = view.domain.describe()
+        if len(domain) > 48:
+            domain = domain[:45] + "..."
+        lines.append(f"  {key:<{width}}  .{view.field}  {domain:<48}  {default:<16} {life}")
+    lines += ["", "`npu-audit --explain KEY` shows an option in full; `--explain CODE` a check."]
+    return "\n".join(lines) + "\n"
+
+
+def list_rules_json(kb, rules, release: str = "current") -> dict:
+    return {
+        "version": 1,
+        "release": release,
+        "rules": [rule_summary(r) for r in rules],
+        "options": [option_summary(kb, kb.options[k], release) for k in sorted(kb.options)],
+        "unread_keys": [{"key": u.key, "reason": u.reason, "suggestion": u.suggestion} for u in kb.unread_keys.values()],
+        "products": [{"id": p.id, "name": p.name, "aliases": list(p.aliases)} for p in kb.products.values()],
+    }
+
+
+def find_subject(kb, rules, query: str) -> tuple[Optional[str], Any]:
+    """('rule', rule) or ('option', key) or ('unread', key) or (None, suggestions)."""
+    q = query.strip()
+    for r in rules:
+        if r.code == q.upper() or r.name == q.lower():
+            return "rule", r
+    if q in kb.options:
+        return "option", q
+    if q in kb.unread_keys:
+        return "unread", q
+    import difflib
+
+    pool = list(kb.options) + [r.name for r in rules] + [r.code for r in rules]
+    return None, difflib.get_close_matches(q, pool, n=3, cutoff=0.6)

@@ -1,0 +1,251 @@
+"""The run: discover files -> prefilter -> parse -> extract -> check -> (fix) -> report.
+
+``analyze_file`` handles one file in isolation and never raises: unreadable files, syntax errors and
+internal errors become findings for that file. ``run`` spreads files over worker processes and uses
+the cache; results are plain data (no libcst nodes) so they cross process boundaries cheaply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Optional
+
+from npu_audit.findings import FileReport, Finding, RunReport
+from npu_audit.settings import RuleFilter, Settings, ignored_for_file
+
+
+@dataclass(frozen=True)
+class Job:
+    file: str  # path to open
+    display: str  # path to show
+    roots: tuple[str, ...]  # folders below which helper modules are looked up
+    settings: Settings
+    want_configs: bool = False
+    source_bytes: Optional[bytes] = None  # content to analyse instead of the file's (editor buffer, fixed text)
+    force_parse: bool = False  # parse even without NPU markers (the file imports a module that has them)
+
+
+def _file_finding(rule_name: str, display: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    from npu_audit.checks import rule_by
+
+    rule = rule_by(rule_name)
+    return Finding(path=display, line=line, column=column, end_line=line, end_column=column + 1, code=rule.code,
+                   name=rule.name, severity=rule.severity, message=message)
+
+
+def analyze_file(job: Job) -> FileReport:
+    """Analyse one file; never raises."""
+    try:
+        return _analyze(job)
+    except Exception as exc:  # noqa: BLE001 - an internal error must not stop the run
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
+        report = FileReport(path=job.display, internal_error=True)
+        report.findings.append(_file_finding(
+            "internal-error", job.display,
+            f"npu-audit failed on this file ({type(exc).__name__}: {exc}{where}); other files were checked. "
+            "Please report this with the file if you can."))
+        return report
+
+
+def _analyze(job: Job) -> FileReport:
+    from npu_audit import prefilter
+    from npu_audit.knowledge.loader import load
+    from npu_audit.parse import SyntaxProblem, parse_module
+    from npu_audit.source import ReadProblem, decode_source, read_source
+
+    settings = job.settings
+    if job.source_bytes is not None:
+        source = decode_source(job.source_bytes, job.display)
+    else:
+        source = read_source(Path(job.file), job.display, settings.max_bytes)
+    if isinstance(source, ReadProblem):
+        report = FileReport(path=job.display)
+        report.findings.append(_file_finding("unreadable-file", job.display, source.message, source.line, source.column))
+        return report
+    report = FileReport(path=job.display, text=source.text)
+    report.content_hash = hashlib.sha256(source.raw).hexdigest()
+    if not job.force_parse and not prefilter.may_configure_npu(source.raw):
+        report.imports = sorted(prefilter.imported_module_names(source.raw))
+        return report
+    module = parse_module(source)
+    if isinstance(module, SyntaxProblem):
+        report.findings.append(_file_finding("syntax-error", job.display, module.message, module.line, module.column))
+        return report
+    report.parsed = True
+    kb = load()
+    from npu_audit.extract import extract_configs
+
+    extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
+                                 [Path(r) for r in job.roots], settings.max_bytes)
+    report.dependencies = [str(p) for p in extraction.dependencies]
+    if job.want_configs:
+        from npu_audit.showconfig import configs_for
+
+        report.configs = configs_for(extraction)
+    report.findings = check_extraction(extraction, settings, kb, report.text)
+    return report
+
+
+def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) -> list[Finding]:
+    from npu_audit import suppress
+    from npu_audit.checks import rule_by, run_checks
+    from npu_audit.checks.base import CheckContext
+
+    flt = RuleFilter(settings.select, settings.ignore, ignored_for_file(settings, extraction.display))
+    ctx = CheckContext(path=extraction.display, configs=extraction.configs, facts=extraction.facts, kb=kb,
+                       settings=settings, extraction=extraction)
+    findings = run_checks(ctx, flt.enabled)
+    return suppress.apply(findings, text, extraction.display, flt.enabled, rule_by("unused-suppression"))
+
+
+# ---------------------------------------------------------------------------------------------
+# whole runs
+
+
+@dataclass
+class RunOptions:
+    jobs: int = 0  # 0: all cores
+    cache_dir: Optional[str] = None  # None: no cache
+    want_configs: bool = False
+    progress: Optional[Callable[[int, int], None]] = None
+    isolated: bool = False  # ignore [tool.npu-audit] tables
+    extra_exclude: tuple[str, ...] = ()  # --exclude on the command line
+
+
+def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, isolated: bool = False) -> Settings:
+    """Settings of the nearest pyproject.toml with [tool.npu-audit] above ``file``, then CLI overrides."""
+    from npu_audit.settings import find_pyproject, from_pyproject
+
+    folder = file.parent
+    key = str(folder)
+    if key not in cache:
+        found = None if isolated else find_pyproject(folder)
+        cache[key] = from_pyproject(found, base, kb) if found else base
+    return replace(cache[key], **overrides) if overrides else cache[key]
+
+
+def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, kb) -> RunReport:
+    from npu_audit.discover import discover
+
+    cwd_settings = settings_for(Path.cwd() / "x", base, overrides, {}, kb, options.isolated)
+    files, problems = discover(paths, exclude=cwd_settings.exclude + options.extra_exclude,
+                               respect_gitignore=cwd_settings.respect_gitignore)
+    roots = _roots(paths)
+    settings_cache: dict = {}
+    jobs = []
+    for f in files:
+        s = settings_for(Path(f.path), base, overrides, settings_cache, kb, options.isolated)
+        jobs.append(Job(file=str(f.path), display=f.display, roots=roots, settings=s, want_configs=options.want_configs))
+    reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
+                                 for p in problems]
+    results = _execute(jobs, options)
+    # Second phase: files without NPU markers that import a module of the tree that has them can build
+    # a config through its helpers; parse those too.
+    feeders = _feeders(jobs, results, roots)
+    if feeders:
+        again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None))
+        for i, report in zip(feeders, again):
+            results[i] = report
+    reports += results
+    reports.sort(key=lambda r: r.path)
+    return RunReport(files=reports, settings={"release": base.release if "release" not in overrides else overrides["release"],
+                                              "product": overrides.get("product", base.product),
+                                              "scenario": overrides.get("scenario", base.scenario)})
+
+
+def module_names(file: str, roots: tuple[str, ...]) -> set[str]:
+    """Dotted names under which ``file`` can be imported from below the roots (every suffix)."""
+    path = Path(file).resolve()
+    parts = list(path.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = set()
+    for root in roots:
+        try:
+            rel = path.with_suffix("").relative_to(root).parts
+        except ValueError:
+            continue
+        rel = [p for p in rel if p != "__init__"]
+        for i in range(len(rel)):
+            names.add(".".join(rel[i:]))
+    if parts:
+        names.add(parts[-1])
+    return names
+
+
+def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...]) -> list[int]:
+    npu_names: set[str] = set()
+    prefixes: set[str] = set()
+    for job, report in zip(jobs, results):
+        if report.parsed:
+            for name in module_names(job.file, roots):
+                npu_names.add(name)
+                parts = name.split(".")
+                for i in range(1, len(parts)):
+                    prefixes.add(".".join(parts[:i]))
+    if not npu_names:
+        return []
+    out = []
+    for i, report in enumerate(results):
+        if report.parsed or not report.imports:
+            continue
+        for imported in report.imports:
+            name = imported.lstrip(".")
+            if not name:
+                out.append(i)  # `from . import x`: a sibling may be an NPU module
+                break
+            if name in npu_names or name in prefixes or name.rsplit(".", 1)[-1] in npu_names:
+                out.append(i)
+                break
+    return out
+
+
+def _roots(paths: list[str]) -> tuple[str, ...]:
+    roots = []
+    for p in paths:
+        path = Path(p)
+        roots.append(str((path if path.is_dir() else path.parent).resolve()))
+    return tuple(dict.fromkeys(roots))
+
+
+def _execute(jobs: list[Job], options: RunOptions) -> list[FileReport]:
+    from npu_audit.cache import Cache
+
+    cache = Cache(options.cache_dir) if options.cache_dir else None
+    results: dict[int, FileReport] = {}
+    todo = []
+    for i, job in enumerate(jobs):
+        hit = cache.get(job) if cache else None
+        if hit is not None:
+            results[i] = hit
+        else:
+            todo.append(i)
+    workers = options.jobs or os.cpu_count() or 1
+    done = len(results)
+    total = len(jobs)
+    if options.progress:
+        options.progress(done, total)
+    if workers > 1 and len(todo) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        chunk = max(1, min(32, len(todo) // (workers * 8) or 1))
+        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            for i, report in zip(todo, pool.map(analyze_file, [jobs[i] for i in todo], chunksize=chunk)):
+                results[i] = report
+                done += 1
+                if options.progress:
+                    options.progress(done, total)
+    else:
+        for i in todo:
+            results[i] = analyze_file(jobs[i])
+            done += 1
+            if options.progress:
+                options.progress(done, total)
+    if cache:
+        cache.put_many((jobs[i], results[i]) for i in todo)
+    return [results[i] for i in range(len(jobs))]

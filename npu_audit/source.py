@@ -1,0 +1,356 @@
+"""Reading and decoding Python source files the way CPython does, without ever failing loudly.
+
+:func:`read_source` returns either a :class:`SourceText` or a :class:`ReadProblem`; it never raises for
+anything a file on disk can do (too large, binary, undecodable, unreadable, vanished, a directory, a
+FIFO, a broken symlink ...). :func:`decode_source` does the decoding part for bytes that are already in
+memory (the language server's unsaved buffers).
+
+Decoding follows PEP 263 and CPython's rules: a UTF-8 BOM selects UTF-8; otherwise a coding cookie
+(``# -*- coding: latin-1 -*-``) on line 1, or on line 2 when line 1 is blank or a comment, selects the
+codec; otherwise the file must be UTF-8. A BOM together with a cookie naming another encoding is an error
+(CPython refuses such files too).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from dataclasses import dataclass
+from typing import Optional, Union
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "ReadProblem",
+    "SourceText",
+    "decode_source",
+    "read_source",
+]
+
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+
+_CODE = "unreadable-file"
+
+
+@dataclass(frozen=True)
+class SourceText:
+    display: str  # path as shown to the user
+    raw: bytes  # file bytes as read
+    text: str  # decoded text (BOM removed), newlines as in the file
+    encoding: str  # "utf-8", "iso-8859-1", "cp1252", ...; "utf-8-sig" when a BOM was present
+    has_bom: bool
+    newline: str  # dominant line ending: "\n", "\r\n" or "\r"
+
+
+@dataclass(frozen=True)
+class ReadProblem:
+    display: str
+    code: str  # always "unreadable-file"
+    message: str
+    line: int = 1
+    column: int = 1
+
+
+# PEP 263 (the regular expression CPython's tokenize module uses).
+_COOKIE_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
+# A line that may precede the line holding the cookie: blank or a comment.
+_BLANK_OR_COMMENT_RE = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)", re.ASCII)
+_FIRST_LINES_RE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)?([^\r\n]*)")
+_NEWLINE_RE = re.compile(rb"\r\n|\r|\n")
+
+_UTF16_32_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),  # before UTF-16 LE: it starts with the same two bytes
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _normal_name(name: str) -> str:
+    """The same normalisation as ``tokenize.detect_encoding``."""
+    enc = name[:12].lower().replace("_", "-")
+    if enc == "utf-8" or enc.startswith("utf-8-"):
+        return "utf-8"
+    if enc in ("latin-1", "iso-8859-1", "iso-latin-1") or enc.startswith(
+        ("latin-1-", "iso-8859-1-", "iso-latin-1-")
+    ):
+        return "iso-8859-1"
+    return name
+
+
+def _problem(display: str, message: str, line: int = 1, column: int = 1) -> ReadProblem:
+    return ReadProblem(display=display, code=_CODE, message=message, line=line, column=column)
+
+
+def _size_text(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            return f"{value:.1f} {unit} ({n:,} bytes)"
+    return f"{n:,} bytes"  # pragma: no cover
+
+
+def _os_reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return reason[:1].lower() + reason[1:]
+
+
+def _dominant_newline(raw: bytes) -> str:
+    crlf = raw.count(b"\r\n")
+    lf = raw.count(b"\n") - crlf
+    cr = raw.count(b"\r") - crlf
+    best = "\n"
+    best_count = lf
+    if crlf > best_count:
+        best, best_count = "\r\n", crlf
+    if cr > best_count:
+        best = "\r"
+    return best
+
+
+def _position_of_byte(data: bytes, offset: int, encoding: str) -> "tuple[int, int]":
+    """1-based line and character column of ``data[offset]`` (``data`` without any BOM)."""
+    before = data[:offset]
+    line = 1
+    line_start = 0
+    for m in _NEWLINE_RE.finditer(before):
+        line += 1
+        line_start = m.end()
+    try:
+        prefix = before[line_start:].decode(encoding, "replace")
+    except Exception:  # exotic codecs without a "replace" handler
+        prefix = before[line_start:].decode("latin-1")
+    return line, len(prefix) + 1
+
+
+def _find_cookie(data: bytes) -> "Optional[tuple[bytes, int]]":
+    """The coding cookie on line 1, or on line 2 when line 1 is blank or a comment.
+
+    Returns the cookie's encoding name (bytes) and its line number. Lines are split on any of ``\\r\\n``,
+    ``\\r`` and ``\\n`` like CPython's compiler does.
+    """
+    m = _FIRST_LINES_RE.match(data)
+    assert m is not None  # the pattern matches the empty string
+    first = m.group(1)
+    found = _COOKIE_RE.match(first)
+    if found:
+        return found.group(1), 1
+    if m.group(2) is None or not _BLANK_OR_COMMENT_RE.match(first):
+        return None
+    found = _COOKIE_RE.match(m.group(3))
+    if found:
+        return found.group(1), 2
+    return None
+
+
+def decode_source(raw: bytes, display: str) -> Union[SourceText, ReadProblem]:
+    """Decode the bytes of a Python source file as CPython would; never raises."""
+    try:
+        return _decode(bytes(raw), display)
+    except Exception as exc:  # a defect in this function must not stop the run
+        return _problem(display, f"could not decode the file: {type(exc).__name__}: {exc}")
+
+
+def _decode(raw: bytes, display: str) -> Union[SourceText, ReadProblem]:
+    for bom, name in _UTF16_32_BOMS:
+        if raw.startswith(bom):
+            return _problem(
+                display,
+                f"the file is {name} encoded (it starts with a {name} byte order mark); "
+                "Python source files must use UTF-8 or an ASCII-compatible encoding",
+            )
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        return _problem(
+            display,
+            f"binary file: it contains a NUL byte (at byte offset {nul}); Python source cannot contain NUL bytes",
+        )
+
+    has_bom = raw.startswith(codecs.BOM_UTF8)
+    data = raw[len(codecs.BOM_UTF8) :] if has_bom else raw
+
+    cookie = _find_cookie(data)
+    declared: Optional[str] = None
+    cookie_line = 0
+    if cookie is not None:
+        declared = cookie[0].decode("ascii", "replace")
+        cookie_line = cookie[1]
+        try:
+            info = codecs.lookup(declared)
+        except LookupError:
+            return _problem(
+                display,
+                f"unknown encoding {declared!r} declared on line {cookie_line} "
+                "(PEP 263 coding declaration); use a codec name Python knows, e.g. 'utf-8' or 'latin-1'",
+                line=cookie_line,
+            )
+        if not getattr(info, "_is_text_encoding", True):
+            return _problem(
+                display,
+                f"{declared!r} declared on line {cookie_line} is not a text encoding; "
+                "Python source files need a text encoding such as 'utf-8' or 'latin-1'",
+                line=cookie_line,
+            )
+        encoding = _normal_name(declared)
+        if has_bom and encoding != "utf-8":
+            return _problem(
+                display,
+                f"the file starts with a UTF-8 byte order mark but declares encoding {declared!r} on line "
+                f"{cookie_line}; remove the BOM or the coding declaration (CPython rejects this file too)",
+                line=cookie_line,
+            )
+        if encoding != "utf-8" and not _ascii_compatible(encoding):
+            return _problem(
+                display,
+                f"encoding {declared!r} declared on line {cookie_line} is not ASCII-compatible; "
+                "Python source files cannot use it",
+                line=cookie_line,
+            )
+    else:
+        encoding = "utf-8"
+
+    codec = "utf-8" if encoding == "utf-8" else encoding
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as exc:
+        line, column = _position_of_byte(data, exc.start, codec)
+        bad = data[exc.start : min(exc.end, exc.start + 4)] or data[exc.start : exc.start + 1]
+        shown = " ".join(f"0x{b:02x}" for b in bad) or "end of file"
+        plural = "s" if len(bad) > 1 else ""
+        if declared is None:
+            hint = (
+                "declare the file's encoding with a '# -*- coding: ... -*-' line (PEP 263)"
+                if not has_bom
+                else "the file starts with a UTF-8 byte order mark, so it must be UTF-8"
+            )
+            what = "utf-8"
+        else:
+            hint = f"the file declares encoding {declared!r} on line {cookie_line}; fix the declaration or the bytes"
+            what = declared
+        return _problem(
+            display,
+            f"not valid {what} at line {line}, column {column} (byte{plural} {shown}); {hint}",
+            line=line,
+            column=column,
+        )
+    except (LookupError, UnicodeError, ValueError, TypeError) as exc:
+        return _problem(
+            display,
+            f"cannot decode the file with encoding {declared or encoding!r}: {exc}",
+            line=cookie_line or 1,
+        )
+    if not isinstance(text, str):  # pragma: no cover - codecs returning non-text
+        return _problem(display, f"encoding {declared or encoding!r} does not produce text")
+
+    return SourceText(
+        display=display,
+        raw=raw,
+        text=text,
+        encoding="utf-8-sig" if has_bom else encoding,
+        has_bom=has_bom,
+        newline=_dominant_newline(raw),
+    )
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    sample = b"# -*- coding: x -*-\nimport os\n"
+    try:
+        return sample.decode(encoding) == sample.decode("ascii")
+    except Exception:
+        return False
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISFIFO, "is a named pipe (FIFO), not a regular file"),
+    (stat.S_ISSOCK, "is a socket, not a regular file"),
+    (stat.S_ISCHR, "is a character device, not a regular file"),
+    (stat.S_ISBLK, "is a block device, not a regular file"),
+)
+
+
+def read_source(
+    path: "Union[str, os.PathLike[str], bytes]", display: str, max_bytes: int = DEFAULT_MAX_BYTES
+) -> Union[SourceText, ReadProblem]:
+    """Read and decode one file; every failure becomes a :class:`ReadProblem`, nothing is raised.
+
+    The size is checked with ``fstat`` on the opened descriptor before anything is read, and at most
+    ``max_bytes + 1`` bytes are ever read (a file growing meanwhile is still caught). The file is opened
+    non-blocking so that a FIFO cannot hang the run.
+    """
+    try:
+        raw = _read_bytes(path, display, max_bytes)
+    except Exception as exc:  # defensive: never let one file stop the run
+        return _problem(display, f"cannot read the file: {type(exc).__name__}: {exc}")
+    if isinstance(raw, ReadProblem):
+        return raw
+    return decode_source(raw, display)
+
+
+def _read_bytes(path, display: str, max_bytes: int) -> Union[bytes, ReadProblem]:
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        return _problem(display, _open_error_message(path, exc))
+    try:
+        try:
+            st = os.fstat(fd)
+        except OSError as exc:
+            return _problem(display, f"cannot read the file: {_os_reason(exc)}")
+        if not stat.S_ISREG(st.st_mode):
+            for test, text in _FILE_KINDS:
+                if test(st.st_mode):
+                    return _problem(display, f"cannot read the file: it {text}")
+            return _problem(display, "cannot read the file: it is not a regular file")
+        if st.st_size > max_bytes:
+            return _too_large(display, st.st_size, max_bytes)
+        chunks = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            try:
+                chunk = os.read(fd, min(remaining, 1024 * 1024))
+            except InterruptedError:  # pragma: no cover - retried by Python itself since 3.5
+                continue
+            except OSError as exc:
+                return _problem(display, f"cannot read the file: {_os_reason(exc)}")
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:  # the file grew after fstat
+            return _too_large(display, len(data), max_bytes, at_least=True)
+        return data
+    finally:
+        os.close(fd)
+
+
+def _too_large(display: str, size: int, max_bytes: int, at_least: bool = False) -> ReadProblem:
+    size_text = ("more than " if at_least else "") + _size_text(size)
+    return _problem(
+        display,
+        f"file too large to analyse: {size_text} exceeds the limit of {_size_text(max_bytes)}; "
+        "skipped (raise the size limit to analyse it)",
+    )
+
+
+def _open_error_message(path, exc: OSError) -> str:
+    import errno
+
+    if exc.errno == errno.ENOENT:
+        try:
+            if os.path.islink(path):
+                return "cannot read the file: broken symbolic link (its target does not exist)"
+        except (OSError, ValueError):
+            pass
+        return "cannot read the file: no such file (it may have been deleted)"
+    if exc.errno == errno.ELOOP:
+        return "cannot read the file: symbolic link loop"
+    if exc.errno == errno.EISDIR:
+        return "cannot read the file: it is a directory"
+    return f"cannot read the file: {_os_reason(exc)}"
