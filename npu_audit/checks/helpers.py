@@ -91,3 +91,16 @@ def key_literal_range(ctx, w: OptionWrite) -> Optional[Range]:
 
 def may(certainty: str) -> str:
     return "may " if certainty == "conditional" else ""
+
+
+def delete_statement(ctx, w: OptionWrite):
+    """An edit deleting the whole line of a write's statement, when the statement is alone on its
+    line(s) and written directly in this file; else None."""
+    from npu_audit.findings import Edit
+
+    if not fixable_here(ctx, w) or w.stmt_node is None or len(getattr(w.stmt_node, "body", ())) != 1:
+        return None
+    rng = ctx.extraction.range_of(w.stmt_node)
+    if rng is None:
+        return None
+    return Edit(rng.line, 1, rng.end_line + 1, 1, "")

@@ -79,6 +79,12 @@ def fix_file(job, report: FileReport, unsafe: bool) -> FileFix:
         for finding in todo:
             if not finding.fix.edits:
                 continue
+            existing = [rel for rel, _ in finding.fix.new_files
+                        if os.path.lexists(os.path.join(os.path.dirname(job.file), rel))]
+            if existing:
+                result.problems.append(f"{job.display}:{finding.line}:{finding.column}: fix for {finding.name} needs to "
+                                       f"create {', '.join(existing)}, which exists; not overwritten, fix skipped")
+                continue
             candidate, skipped = apply_edits(text, list(finding.fix.edits))
             if skipped or candidate == text:
                 continue

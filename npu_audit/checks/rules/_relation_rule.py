@@ -3,7 +3,7 @@
 from npu_audit.checks.relations import KIND_TO_RULE, evaluate_relations, hit_message
 
 
-def relation_findings(rule, ctx):
+def relation_findings(rule, ctx, fix_for=None):
     for hit in evaluate_relations(ctx):
         if KIND_TO_RULE[hit.relation.kind] != rule.name:
             continue
@@ -16,6 +16,6 @@ def relation_findings(rule, ctx):
         branch = w.branch_text() or next((o.branch_text() for o in hit.others if o.branch_text()), None)
         f = ctx.finding(rule, w.path, w.key_range or w.range, hit_message(hit), calls=w.calls, write=w,
                         severity=hit.relation.severity, hint=hit.relation.hint, option=w.key, related=related,
-                        certainty=hit.certainty, branch=branch)
+                        certainty=hit.certainty, branch=branch, fix=fix_for(ctx, hit) if fix_for else None)
         if f:
             yield f

@@ -1,8 +1,8 @@
 from npu_audit.checks.base import Rule
-from npu_audit.checks.helpers import edit_for, fixable_here
+from npu_audit.checks.helpers import fixable_here
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules.wrong_field import _tf_alias
-from npu_audit.findings import Fix
+from npu_audit.findings import Edit, Fix
 
 
 class BytesRequired(Rule):
@@ -34,13 +34,17 @@ class BytesRequired(Rule):
                 continue
             fix = None
             if fixable_here(ctx, w) and w.value_range is not None and w.value_node is not None:
-                text = ctx.extraction.modules[w.path].module.code_for_node(w.value_node)
+                r = w.value_range
                 alias = _tf_alias(ctx, w)
+                text = getattr(w.value_node, "value", "")
                 if alias:
+                    # insert around the value: its own text (parentheses, comments) stays as it is
                     fix = Fix("safe", f"Wrap in {alias}.compat.as_bytes(...)",
-                              (edit_for(w.value_range, f"{alias}.compat.as_bytes({text})"),))
-                elif w.value.source_node is w.value_node and w.value.python.isascii() and text[:1] in "'\"":
-                    fix = Fix("safe", "Use a bytes literal", (edit_for(w.value_range, "b" + text),))
+                              (Edit(r.line, r.column, r.line, r.column, f"{alias}.compat.as_bytes("),
+                               Edit(r.end_line, r.end_column, r.end_line, r.end_column, ")")))
+                elif (w.value.source_node is w.value_node and isinstance(text, str) and text[:1] in "'\""
+                      and w.value.python.isascii()):
+                    fix = Fix("safe", "Use a bytes literal", (Edit(r.line, r.column, r.line, r.column, "b"),))
             f = ctx.finding(self, w.path, w.value_range or w.range,
                             f"'{w.key}' is a bytes field: assigning a str raises TypeError when the script builds the config",
                             calls=w.calls, write=w, option=w.key, fix=fix, certainty=w.certainty, branch=w.branch_text(),

@@ -1,6 +1,8 @@
 from npu_audit.checks.base import Rule
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.helpers import delete_statement
 from npu_audit.checks.rules._relation_rule import relation_findings
+from npu_audit.findings import Fix
 
 
 class ConflictingOptions(Rule):
@@ -22,7 +24,11 @@ class ConflictingOptions(Rule):
     example_bad = ('custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n'
                    'custom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_float16")')
     example_good = 'custom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_float16")'
-    fix_safety = "No automatic fix: which of the two options you meant is a decision only you can make."
+    fix_safety = (
+        "For precision_mode together with precision_mode_v2, an unsafe fix removes the precision_mode line "
+        "(the docs recommend precision_mode_v2): unsafe because only you know which of the two you meant. "
+        "Other conflicts have no automatic fix."
+    )
     invalid = (
         PRELUDE + 'custom_op.parameter_map["precision_mode"].s = b"allow_mix_precision"\n'
                   'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_float16"\n',
@@ -32,4 +38,15 @@ class ConflictingOptions(Rule):
     valid = (PRELUDE + 'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_float16"\n',)
 
     def check(self, ctx):
-        return relation_findings(self, ctx)
+        return relation_findings(self, ctx, fix_for=self._fix)
+
+    @staticmethod
+    def _fix(ctx, hit):
+        if hit.relation.id != "precision-mode-excludes-precision-mode-v2" or hit.anchor.key != "precision_mode":
+            return None
+        if hit.anchor.conditional or hit.anchor.via != "parameter_map":
+            return None
+        edit = delete_statement(ctx, hit.anchor)
+        if edit is None:
+            return None
+        return Fix("unsafe", "Remove precision_mode and keep precision_mode_v2 (recommended by the docs)", (edit,))

@@ -1,5 +1,12 @@
+import os
+
 from npu_audit.checks.base import Rule
+from npu_audit.checks.helpers import delete_statement, edit_for, fixable_here, requote
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.rules.wrong_field import _tf_alias
+from npu_audit.findings import Fix
+
+INI_MODES = ("high_precision", "high_performance")
 
 
 class DeprecatedOption(Rule):
@@ -15,7 +22,14 @@ class DeprecatedOption(Rule):
     )
     example_bad = 'custom_op.parameter_map["op_debug_level"].i = 1'
     example_good = 'custom_op.parameter_map["op_debug_config"].s = tf.compat.as_bytes("/home/test/op_debug.cfg")'
-    fix_safety = "Migrations with an exact equivalent are offered by their own rules (e.g. prefer-precision-mode-v2)."
+    fix_safety = (
+        "op_select_implmode with optypelist_for_implmode (literal values, high_precision or high_performance) "
+        "gets an unsafe fix: it writes <script>_op_precision.ini next to the script with one "
+        "`OpType=mode` line per listed operator type, points op_precision_mode at it and removes both "
+        "deprecated lines. Unsafe because the ini takes effect through a file the job must ship; an existing "
+        "file is never overwritten (then no fix is offered). Other migrations with an exact equivalent are "
+        "offered by their own rules (prefer-precision-mode-v2)."
+    )
     invalid = (PRELUDE + 'custom_op.parameter_map["op_debug_level"].i = 1\n',
                PRELUDE + 'custom_op.parameter_map["op_select_implmode"].s = b"high_precision"\n')
     valid = (PRELUDE + 'custom_op.parameter_map["op_debug_config"].s = b"/home/test/op_debug.cfg"\n',
@@ -33,8 +47,48 @@ class DeprecatedOption(Rule):
             message = f"'{w.key}' is deprecated in the {ctx.settings.release} release{instead}"
             if life.note:
                 message += f" ({life.note.rstrip('.')})"
+            fix = self._implmode_fix(ctx, _entry, w) if w.key == "op_select_implmode" else None
             f = ctx.finding(self, w.path, w.key_range or w.range, message, calls=w.calls, write=w, option=w.key,
-                            hint=f"migrate to '{life.replacement}'" if life.replacement else None,
+                            hint=f"migrate to '{life.replacement}'" if life.replacement else None, fix=fix,
                             certainty=w.certainty, branch=w.branch_text())
             if f:
                 yield f
+
+    @staticmethod
+    def _implmode_fix(ctx, entry, w):
+        """op_select_implmode + optypelist_for_implmode -> an op_precision_mode ini next to the script."""
+        eff = entry.effective()
+        types_eff = eff.get("optypelist_for_implmode")
+        if types_eff is None or eff.get("op_precision_mode") is not None:
+            return None
+        types_w = types_eff.last
+        if any(x.conditional or x.via != "parameter_map" or not fixable_here(ctx, x) or x.value.origin != "literal"
+               for x in (w, types_w)) or len(eff["op_select_implmode"].writes) != 1 or len(types_eff.writes) != 1:
+            return None
+        mode, types = w.value.decoded(), types_w.value.decoded()
+        if mode not in INI_MODES or not isinstance(types, str):
+            return None
+        op_types = [t.strip() for t in types.split(",") if t.strip()]
+        if not op_types or any(not t.replace("_", "").isalnum() for t in op_types):
+            return None
+        stem = os.path.splitext(os.path.basename(ctx.path))[0]
+        ini_name = f"{stem}_op_precision.ini"
+        if os.path.exists(os.path.join(os.path.dirname(ctx.path), ini_name)):
+            return None  # never overwrite an existing file
+        content = (f"# Written by npu-audit from op_select_implmode={mode!r} and optypelist_for_implmode={types!r}\n"
+                   "# (op_precision_mode ini format: docs/session-options op_precision_mode).\n"
+                   "[ByOpType]\n" + "".join(f"{t}={mode}\n" for t in op_types))
+        module = ctx.extraction.modules.get(w.path)
+        has_os = module is not None and module.aliases.get("os") == "os"
+        path_expr = (f'os.path.join(os.path.dirname(os.path.abspath(__file__)), "{ini_name}")' if has_os
+                     else f'"{ini_name}"')
+        alias = _tf_alias(ctx, w)
+        value = f"{alias}.compat.as_bytes({path_expr})" if alias else (f"{path_expr}.encode()" if has_os else f'b"{ini_name}"')
+        new_key = requote(getattr(w.key_node, "value", ""), "op_precision_mode") if w.key_node is not None else None
+        remove = delete_statement(ctx, types_w)
+        if new_key is None or w.key_range is None or w.value_range is None or remove is None:
+            return None
+        where = "next to the script" if has_os else "in the working directory the job runs from"
+        return Fix("unsafe", f"Write {ini_name} and use op_precision_mode (the ini must be {where})",
+                   (edit_for(w.key_range, new_key), edit_for(w.value_range, value), remove),
+                   new_files=((ini_name, content),))
