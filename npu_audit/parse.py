@@ -607,7 +607,8 @@ _BLOCK_HEADER_RE = re.compile(
 
 
 def _line_start(text: str, offset: int) -> int:
-    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    return text.rfind("\r", start, offset) + 1 or start
 
 
 def _indent_of_line_at(text: str, offset: int) -> tuple[str, bool]:
@@ -626,22 +627,16 @@ def _more_indented(text: str, offset: int, earlier: int) -> bool:
     return len(indent.expandtabs(8)) > len(earlier_indent.expandtabs(8))
 
 
-def _scan_window_start(text: str, offset: int, lines_back: int = 200) -> int:
+def _scan_window_start(text: str, offset: int, chars_back: int = 50_000) -> int:
     """Where to start tokenizing to find the token before ``offset`` without scanning a huge file.
 
-    Small files are scanned from the start (exact); for big ones a window starting ``lines_back`` lines
-    earlier is used (a string literal spanning the window start could confuse it, which only affects the
-    reported column).
+    Small files are scanned from the start (exact); for big ones, from a line start about
+    ``chars_back`` characters earlier (a string literal spanning that line could confuse the scan,
+    which only affects the reported column).
     """
-    if offset < 200_000:
+    if offset <= chars_back:
         return 0
-    start = offset
-    for _ in range(lines_back):
-        nl = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start))
-        if nl < 0:
-            return 0
-        start = nl
-    return start + 1
+    return text.rfind("\n", 0, offset - chars_back) + 1
 
 
 _VALID_NUMBER_RE = re.compile(

@@ -1,5 +1,6 @@
 from npu_audit.checks.base import Rule, describe
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.findings import Related
 
 
 def _value(v):
@@ -62,11 +63,17 @@ class InconsistentWithCode(Rule):
                 v = _value(w.value)
                 if not isinstance(v, int) or isinstance(v, bool) or v == n:
                     continue
-                related = [r for r in [ctx.related_write(w, f"iterations_per_loop is {v} here")] if r]
-                anchor_path, anchor_range, calls = (w.path, w.range, w.calls) if not w.implicit else (fact.path, fact.range, fact.calls)
+                flag = f" (the default of flag '{w.value.flag}')" if w.value.origin == "flag-default" else ""
+                if w.implicit:
+                    anchor_path, anchor_range, calls = fact.path, fact.range, fact.calls
+                    related = [r for r in [ctx.related_write(w, f"iterations_per_loop is {v} here")] if r]
+                else:
+                    anchor_path, anchor_range, calls = w.path, w.range, w.calls
+                    related = [Related(fact.path, fact.range.line, fact.range.column,
+                                       f"set_iteration_per_loop uses {n} here")] if fact.range else []
                 f = ctx.finding(self, anchor_path, anchor_range,
-                                f"iterations_per_loop is {v} but set_iteration_per_loop uses {n}: both must be equal",
-                                calls=calls, option="iterations_per_loop", related=related,
+                                f"iterations_per_loop is {v}{flag} but set_iteration_per_loop uses {n}: both must be equal",
+                                calls=calls, option="iterations_per_loop", related=related, write=w,
                                 certainty=w.certainty, branch=w.branch_text(), hint=f"use {n} in both places")
                 if f:
                     yield f

@@ -1,0 +1,333 @@
+import codecs
+import sys
+import time
+
+import libcst
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npu_audit.parse as parse
+from npu_audit.parse import (
+    MAX_BRACKET_NESTING,
+    SyntaxProblem,
+    call_with_large_stack,
+    nesting_estimate,
+    parse_module,
+)
+from npu_audit.source import SourceText, decode_source
+
+
+def src(text: str, display: str = "t.py") -> SourceText:
+    result = decode_source(text.encode("utf-8"), display)
+    assert isinstance(result, SourceText), result
+    return result
+
+
+def problem(text: str) -> SyntaxProblem:
+    result = parse_module(src(text))
+    assert isinstance(result, SyntaxProblem), "expected a syntax problem"
+    assert result.code == "syntax-error"
+    assert result.display == "t.py"
+    assert "\n" not in result.message and "\r" not in result.message
+    assert result.line >= 1 and result.column >= 1
+    return result
+
+
+PY2_HINT = "looks like Python 2 code"
+
+
+# --- valid code -------------------------------------------------------------------------------------
+
+
+def test_valid_module():
+    text = "import tensorflow as tf\n\nconfig = tf.ConfigProto()  # 中文\n"
+    module = parse_module(src(text))
+    assert isinstance(module, libcst.Module)
+    assert module.code == text
+
+
+def test_empty_module():
+    module = parse_module(src(""))
+    assert isinstance(module, libcst.Module) and module.code == ""
+
+
+def test_module_keeps_file_encoding():
+    data = b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n"
+    source = decode_source(data, "a.py")
+    module = parse_module(source)
+    assert isinstance(module, libcst.Module)
+    assert module.encoding == source.encoding
+    assert module.bytes == data
+
+
+def test_module_keeps_bom_and_crlf():
+    data = codecs.BOM_UTF8 + b"x = 1\r\ny = 2\r\n"
+    module = parse_module(decode_source(data, "a.py"))
+    assert isinstance(module, libcst.Module)
+    assert module.bytes == data
+
+
+def test_print_function_with_redirect_is_not_an_error():
+    # Python 3 syntax (although surely not what was meant)
+    assert isinstance(parse_module(src("print >>sys.stderr, 'x'\n")), libcst.Module)
+
+
+# --- syntax errors and their positions ----------------------------------------------------------------
+
+
+def test_simple_syntax_error_position_and_message():
+    p = problem("x = 1\ny = (1 2)\n")
+    assert (p.line, p.column) == (2, 8)
+    assert p.message.startswith("invalid syntax at '2'")
+    assert PY2_HINT not in p.message
+
+
+def test_column_is_counted_in_characters():
+    p = problem("ééé = '中文' + [1, 2 3]\n")
+    assert (p.line, p.column) == (1, 20)  # the "3"
+
+
+def test_crlf_and_cr_line_endings():
+    assert (problem("x = 1\r\ny = (1 2)\r\n").line, problem("x = 1\ry = (1 2)\r").line) == (2, 2)
+
+
+def test_missing_colon():
+    p = problem("if x\n    pass\n")
+    assert (p.line, p.column) == (1, 5)
+    assert "expected ':'" in p.message
+
+
+def test_unexpected_indent():
+    p = problem("x = 1\n    y = 2\n")
+    assert (p.line, p.column) == (2, 5)
+    assert "unexpected indent" in p.message
+
+
+def test_unexpected_end_of_file():
+    p = problem("x = foo(1,\n")
+    assert "end of file" in p.message
+    assert p.line == 1
+
+
+def test_expected_indented_block():
+    p = problem("class A:\npass\n")
+    assert "indented block" in p.message
+    assert p.line == 2
+
+
+def test_long_expected_lists_are_dropped():
+    p = problem("x = (1 2)\n")
+    assert "expected one of" not in p.message  # libcst lists ~30 tokens here
+    assert len(p.message) < 200
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment", "line", "column"),
+    [
+        ("x = 1\ny = 'abc\n", "unterminated string literal", 2, 5),
+        ("x = 1\ny = '''abc\n\n", "unterminated triple-quoted string literal", 2, 5),
+        ("x = 1\ny = 1 $ 2\n", "'$' is not a valid character", 2, 7),
+        ("x = 1\ny = 0b102\n", "binary literal", 2, 5),
+        ("x = )\n", "unmatched ')'", 1, 5),
+        ("x = (\n1,\n]\n", "does not match", 3, 1),
+        ("if x:\n        a\n    b\n", "dedent", 3, 1),
+        ("if x:\n\tif y:\n        pass\n", "tabs and spaces", 3, 1),
+        ("x = 1 \\ 2\n", "line continuation", 1, 7),
+    ],
+)
+def test_tokenizer_errors_get_a_position(text, fragment, line, column):
+    # libcst gives no position for tokenizer errors: npu-audit locates them
+    p = problem(text)
+    assert fragment in p.message
+    assert (p.line, p.column) == (line, column)
+
+
+# --- Python 2 ------------------------------------------------------------------------------------------
+
+
+PY2_SCRIPT = """\
+import os
+
+def main():
+    try:
+        run()
+    except IOError, e:
+        print "failed:", e
+"""
+
+
+def test_python2_script():
+    p = problem(PY2_SCRIPT)
+    assert PY2_HINT in p.message
+    assert "npu-audit reads Python 3 only" in p.message
+    assert p.line == 7  # the print statement is what libcst trips over
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        ('print "x"\n', "print statement at line 1"),
+        ("x = 1\nif x:\n    print 'a', 'b'\n", "print statement at line 3"),
+        ("try:\n    pass\nexcept E, e:\n    pass\nx = (1 2)\n", "except X, e: at line 3"),
+        ("x = `y`\n", "backticks at line 1"),
+        ("os.chmod(p, 0777)\n", "0777-style octal literal at line 1"),
+        ("x = ur'abc'\n", "ur'' string prefix at line 1"),
+        ("x = 10L\n", "long literal at line 1"),
+        ("exec 'code'\n", "exec statement at line 1"),
+        ("raise ValueError, 'bad'\n", "raise E, 'message' at line 1"),
+        ("if a <> b:\n    pass\n", "'<>' operator at line 1"),
+    ],
+)
+def test_python2_hints(text, evidence):
+    p = problem(text)
+    assert PY2_HINT in p.message and evidence in p.message, p.message
+
+
+def test_python2_words_in_strings_and_comments_are_not_evidence():
+    p = problem("# print 'x'\ns = \"`backtick` 0777 except E, e:\"\nx = (1 2)\n")
+    assert PY2_HINT not in p.message
+
+
+# --- robustness: nothing escapes, nothing crashes -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 1000,
+        "(" * 1000 + ")" * 1000,
+        "x = " + "[" * 1000 + "]" * 1000,
+        "(" * 100_000,
+        "x = f'{" * 300,
+    ],
+)
+def test_deep_brackets_are_refused_like_cpython(text):
+    p = problem(text + "\n")
+    assert "too many nested parentheses" in p.message
+    assert str(MAX_BRACKET_NESTING) in p.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "-" * 100_000 + "1",
+        "x = " + "not " * 20_000 + "y",
+        "x = " + " + ".join(["a"] * 10_000),
+        "x = " + " and ".join(["a"] * 10_000),
+        "x = a" + ".b" * 10_000,
+        "x = f" + "()" * 10_000,
+        "x = " + "lambda: " * 10_000 + "1",
+        "x = (\n" + "    'line'\n" * 20_000 + ")",
+        "if x == -1:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(10_000)),
+    ],
+)
+def test_pathological_nesting_does_not_crash(text):
+    # libcst's native parser overflows the C stack (SIGSEGV) on these without the guard
+    started = time.perf_counter()
+    p = problem(text + "\n")
+    assert "too deeply nested" in p.message
+    assert time.perf_counter() - started < 30
+
+
+def test_deep_but_walkable_code_is_parsed():
+    text = "x = " + " + ".join(["a"] * 100) + "\n"
+    module = parse_module(src(text))
+    assert isinstance(module, libcst.Module)
+    module.visit(libcst.CSTVisitor())
+
+
+def test_trees_too_deep_for_the_recursion_limit_are_refused():
+    text = "x = " + " + ".join(f"'{i}'" for i in range(400)) + "\n"
+    p = problem(text)
+    assert "too deeply nested" in p.message and "recursion limit" in p.message
+
+
+def test_a_higher_recursion_limit_accepts_deeper_trees(monkeypatch):
+    text = "x = " + " + ".join(f"'{i}'" for i in range(400)) + "\n"
+    monkeypatch.setattr(sys, "getrecursionlimit", lambda: 5000)
+    module = parse_module(src(text))
+    assert isinstance(module, libcst.Module)
+
+
+def test_generated_lookup_table_with_many_elifs():
+    text = "def f(x):\n    if x == 0:\n        return 0\n" + "".join(
+        f"    elif x == {i}:\n        return {i}\n" for i in range(1, 150)
+    )
+    assert isinstance(parse_module(src(text)), libcst.Module)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [RecursionError("maximum recursion depth exceeded"), MemoryError(), ValueError("odd")],
+)
+def test_parser_exceptions_become_problems(monkeypatch, exc):
+    def boom(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(libcst, "parse_module", boom)
+    p = problem("x = 1\n")
+    assert p.message.startswith(f"could not parse: {type(exc).__name__}")
+
+
+def test_rust_panics_become_problems(monkeypatch):
+    class PanicException(BaseException):  # what pyo3 raises for a Rust panic
+        pass
+
+    def boom(*args, **kwargs):
+        raise PanicException("index out of bounds")
+
+    monkeypatch.setattr(libcst, "parse_module", boom)
+    p = problem("x = 1\n")
+    assert "could not parse: PanicException: index out of bounds" in p.message
+
+
+def test_keyboard_interrupt_is_not_swallowed(monkeypatch):
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(libcst, "parse_module", boom)
+    with pytest.raises(KeyboardInterrupt):
+        parse_module(src("x = 1\n"))
+
+
+def test_internal_defects_become_problems(monkeypatch):
+    def broken(text):
+        raise AssertionError("bug in the guard")
+
+    monkeypatch.setattr(parse, "nesting_estimate", broken)
+    assert problem("x = 1\n").message.startswith("could not parse: AssertionError")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("()[]{}'\"#\\:;,.=+-*/ \t\n\rabcif0ü`$@")), max_size=80))
+def test_parse_module_never_raises(text):
+    result = parse_module(SourceText("f.py", text.encode(), text, "utf-8", False, "\n"))
+    assert isinstance(result, (libcst.Module, SyntaxProblem))
+    if isinstance(result, SyntaxProblem):
+        assert "\n" not in result.message and result.line >= 1 and result.column >= 1
+        lines = len(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+        assert result.line <= lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_nesting_estimate_never_raises(text):
+    estimate = nesting_estimate(text)
+    assert estimate.brackets >= 0 and estimate.expression >= 0
+
+
+def test_nesting_estimate_values():
+    assert nesting_estimate("x = ((((1))))\n").brackets == 4
+    assert nesting_estimate("x = '(((('  # ((((\n").brackets == 0
+    assert nesting_estimate("x = " + " + ".join(["a"] * 50) + "\n").expression >= 49
+    assert nesting_estimate("x = [" + ", ".join(["-1"] * 5000) + "]\n").expression < 10
+    assert nesting_estimate("a = b = c = d = e\n").expression < 3
+    est = nesting_estimate("if a:\n    pass\n" + "elif b:\n    pass\n" * 7)
+    assert est.elif_chain == 7
+
+
+def test_call_with_large_stack():
+    assert call_with_large_stack(sum, [1, 2, 3]) == 6
+    with pytest.raises(ZeroDivisionError):
+        call_with_large_stack(lambda: 1 / 0)
