@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Union
 
 from pathspec import GitIgnoreSpec
 
@@ -132,7 +132,7 @@ class _Ignores:
         return False
 
 
-def _check(spec: GitIgnoreSpec, path: str) -> Optional[bool]:
+def _check(spec: GitIgnoreSpec, path: str) -> bool | None:
     """True: ignored; False: re-included by a negation; None: no pattern matches."""
     check = getattr(spec, "check_file", None)
     if check is not None:
@@ -261,7 +261,9 @@ class _Walker:
             folder.ancestors = folder.ancestors | {target}
             self._walk_dir(folder, prefix, real, deferred)
 
-    def _walk_dir(self, folder: _Dir, prefix: str, real: list[_Dir], deferred: list[tuple[_Dir, str]]) -> None:
+    def _walk_dir(
+        self, folder: _Dir, prefix: str, real: list[_Dir], deferred: list[tuple[_Dir, str]]
+    ) -> None:
         if folder.rel:
             display_dir = prefix + folder.rel.replace("/", os.sep)
         else:
@@ -368,13 +370,16 @@ def _real_ancestors(path: str) -> list[tuple]:
     return found
 
 
-def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> Optional[GitIgnoreSpec]:
+def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> GitIgnoreSpec | None:
     try:
         with open(path, "rb") as handle:
             data = handle.read(1024 * 1024)
     except OSError as exc:
         shown = prefix + (rel + "/" if rel else "") + ".gitignore"
-        walker.problem(shown.replace("/", os.sep), f"cannot read .gitignore ({_os_reason(exc)}); its patterns are not applied")
+        walker.problem(
+            shown.replace("/", os.sep),
+            f"cannot read .gitignore ({_os_reason(exc)}); its patterns are not applied",
+        )
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -383,7 +388,9 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> Option
         return GitIgnoreSpec.from_lines(lines)
     except Exception as exc:  # a malformed pattern must not stop the run
         shown = prefix + (rel + "/" if rel else "") + ".gitignore"
-        walker.problem(shown.replace("/", os.sep), f"invalid .gitignore ({exc}); its patterns are not applied")
+        walker.problem(
+            shown.replace("/", os.sep), f"invalid .gitignore ({exc}); its patterns are not applied"
+        )
         return None
 
 

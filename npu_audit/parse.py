@@ -588,14 +588,20 @@ def _describe_parser_error(text: str, reported: int, detail: str) -> tuple[str, 
     elif not newline_since:
         message, offset = f"invalid syntax at {_show(previous.group())}", previous.start()
     elif not text[reported:].strip():
-        message, offset = f"invalid syntax: unexpected end of file after {_show(previous.group())}", previous.end()
+        message, offset = (
+            f"invalid syntax: unexpected end of file after {_show(previous.group())}",
+            previous.end(),
+        )
     elif _BLOCK_HEADER_RE.match(text, _line_start(text, previous.start())) and previous.group() != ":":
         message, offset = f"invalid syntax: expected ':' after {_show(previous.group())}", previous.end()
         expected = ""
     elif _more_indented(text, reported, previous.start()) and previous.group() != ":":
         message, offset = "invalid syntax: unexpected indent", reported
     else:
-        message, offset = f"invalid syntax: unexpected end of line after {_show(previous.group())}", previous.end()
+        message, offset = (
+            f"invalid syntax: unexpected end of line after {_show(previous.group())}",
+            previous.end(),
+        )
     if expected:
         message = f"{message} ({expected})"
     return message, offset

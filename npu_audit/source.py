@@ -18,7 +18,6 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import Optional, Union
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -112,7 +111,7 @@ def _dominant_newline(raw: bytes) -> str:
     return best
 
 
-def _position_of_byte(data: bytes, offset: int, encoding: str) -> "tuple[int, int]":
+def _position_of_byte(data: bytes, offset: int, encoding: str) -> tuple[int, int]:
     """1-based line and character column of ``data[offset]`` (``data`` without any BOM)."""
     before = data[:offset]
     line = 1
@@ -127,7 +126,7 @@ def _position_of_byte(data: bytes, offset: int, encoding: str) -> "tuple[int, in
     return line, len(prefix) + 1
 
 
-def _find_cookie(data: bytes) -> "Optional[tuple[bytes, int]]":
+def _find_cookie(data: bytes) -> tuple[bytes, int] | None:
     """The coding cookie on line 1, or on line 2 when line 1 is blank or a comment.
 
     Returns the cookie's encoding name (bytes) and its line number. Lines are split on any of ``\\r\\n``,
@@ -147,7 +146,7 @@ def _find_cookie(data: bytes) -> "Optional[tuple[bytes, int]]":
     return None
 
 
-def decode_source(raw: bytes, display: str) -> Union[SourceText, ReadProblem]:
+def decode_source(raw: bytes, display: str) -> SourceText | ReadProblem:
     """Decode the bytes of a Python source file as CPython would; never raises."""
     try:
         return _decode(bytes(raw), display)
@@ -155,7 +154,7 @@ def decode_source(raw: bytes, display: str) -> Union[SourceText, ReadProblem]:
         return _problem(display, f"could not decode the file: {type(exc).__name__}: {exc}")
 
 
-def _decode(raw: bytes, display: str) -> Union[SourceText, ReadProblem]:
+def _decode(raw: bytes, display: str) -> SourceText | ReadProblem:
     for bom, name in _UTF16_32_BOMS:
         if raw.startswith(bom):
             return _problem(
@@ -174,7 +173,7 @@ def _decode(raw: bytes, display: str) -> Union[SourceText, ReadProblem]:
     data = raw[len(codecs.BOM_UTF8) :] if has_bom else raw
 
     cookie = _find_cookie(data)
-    declared: Optional[str] = None
+    declared: str | None = None
     cookie_line = 0
     if cookie is not None:
         declared = cookie[0].decode("ascii", "replace")
@@ -274,8 +273,8 @@ _FILE_KINDS = (
 
 
 def read_source(
-    path: "Union[str, os.PathLike[str], bytes]", display: str, max_bytes: int = DEFAULT_MAX_BYTES
-) -> Union[SourceText, ReadProblem]:
+    path: str | os.PathLike[str] | bytes, display: str, max_bytes: int = DEFAULT_MAX_BYTES
+) -> SourceText | ReadProblem:
     """Read and decode one file; every failure becomes a :class:`ReadProblem`, nothing is raised.
 
     The size is checked with ``fstat`` on the opened descriptor before anything is read, and at most
@@ -291,7 +290,7 @@ def read_source(
     return decode_source(raw, display)
 
 
-def _read_bytes(path, display: str, max_bytes: int) -> Union[bytes, ReadProblem]:
+def _read_bytes(path, display: str, max_bytes: int) -> bytes | ReadProblem:
     flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)

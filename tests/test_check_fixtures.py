@@ -20,7 +20,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -44,21 +44,7 @@ SETTINGS_LINE = "# npu-audit-test:"
 # is open its exact mismatch is an expected failure (xfail). When a bug is fixed the test fails with
 # "fixed": delete its entry. Each entry: (kind, code, unique text of the fixture line, description);
 # kind "extra" = reported but must not be, "missing" = annotated but not reported.
-KNOWN_BUGS: dict[str, list[tuple[str, str, str, str]]] = {
-    "no-effect": [
-        ("extra", "NPU302", "dump_config=DumpConfig(enable_dump=False))",
-         "gated dump_mode/dump_data written only by DumpConfig's defaults are blamed on enable_dump=False "
-         "(relations._anchor falls back to another key when the subject is implicit)"),
-        ("extra", "NPU302", 'NPURunConfig(graph_run_mode=0, model_dir="/home/test/model")',
-         "inference-forces-small-channel: enable_small_channel=0 is NPUEstimator's own default, blamed on "
-         "graph_run_mode=0 (relations._anchor)"),
-    ],
-    "npu-optimizer-name": [
-        ("missing", "NPU401", 'custom_op.name = "npu_optimizer"',
-         "entry name: the last assignment wins regardless of branches (interpreter.assign_attribute), so a "
-         "wrong name in the if arm followed by the right one in the else arm is never seen"),
-    ],
-}
+KNOWN_BUGS: dict[str, list[tuple[str, str, str, str]]] = {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,7 +99,7 @@ def settings_for(text: str) -> Settings:
     return settings
 
 
-@lru_cache(maxsize=None)
+@cache
 def analyse(name: str) -> tuple[str, FileReport]:
     path = FIXTURES / name
     text = path.read_text(encoding="utf-8")

@@ -199,7 +199,7 @@ def test_python2_words_in_strings_and_comments_are_not_evidence():
         "(" * 1000 + ")" * 1000,
         "x = " + "[" * 1000 + "]" * 1000,
         "(" * 100_000,
-        "x = f'{" * 300,
+        "x = " + "f'{" * 500,
     ],
 )
 def test_deep_brackets_are_refused_like_cpython(text):

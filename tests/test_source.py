@@ -186,7 +186,9 @@ def test_dominant_newline(tmp_path, data, newline):
 
 
 def test_oversize_file(tmp_path):
-    problem = assert_problem(read(tmp_path, "big.py", b"x = 1\n" * 100, max_bytes=100), "too large", "600 bytes", "100 bytes")
+    problem = assert_problem(
+        read(tmp_path, "big.py", b"x = 1\n" * 100, max_bytes=100), "too large", "600 bytes", "100 bytes"
+    )
     assert problem.line == 1
 
 

@@ -66,9 +66,18 @@ class OptionView:
     left out; writes in unrelated branches stay possible. Without a path, every write is possible.
     """
 
-    def __init__(self, effective: dict[str, EffectiveOption], path: Optional[set] = None):
+    def __init__(self, effective: dict[str, EffectiveOption], path: Optional[set] = None,
+                 fields: Optional[dict[str, str]] = None):
         self.effective = effective
         self.path = path
+        self.fields = fields or {}
+
+    def _value(self, w: OptionWrite) -> Any:
+        """What the adapter reads: a write with another AttrValue field reads as that field's empty value."""
+        expected = self.fields.get(w.key)
+        if expected and w.field and w.via == "parameter_map" and w.field != expected:
+            return {"b": False, "i": 0, "s": ""}[expected]
+        return normalise(w.value.python) if w.value.resolved else U
 
     def alternatives(self, key: str) -> list[Any]:
         eff = self.effective.get(key)
@@ -85,9 +94,7 @@ class OptionView:
                 candidates, definite = writes[last_certain:], True
             if not candidates:
                 return [ABSENT]
-        values: list[Any] = []
-        for w in candidates:
-            values.append(normalise(w.value.python) if w.value.resolved else U)
+        values: list[Any] = [self._value(w) for w in candidates]
         if not definite:
             values.append(ABSENT)
         return values

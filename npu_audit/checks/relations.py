@@ -31,6 +31,7 @@ class RelationHit:
     others: list[OptionWrite]  # the other writes involved (related information)
     certainty: str
     missing: tuple[str, ...] = ()
+    branch: Optional[str] = None  # the branch on which the violation happens (conditional hits)
 
 
 def _trigger_keys(rel: Relation) -> list[str]:
@@ -100,6 +101,7 @@ def evaluate_relations(ctx) -> list[RelationHit]:
         return cached
     hits: list[RelationHit] = []
     release = ctx.settings.release
+    fields = {key: spec.for_release(release).field for key, spec in ctx.kb.options.items()}
     for _config, entry in ctx.entries():
         effective = entry.effective()
         if not effective:
@@ -107,19 +109,57 @@ def evaluate_relations(ctx) -> list[RelationHit]:
         for rel in ctx.kb.relations:
             if release not in rel.releases or not any(k in effective for k in rel.keys):
                 continue
+            if rel.kind in ("gated", "overrides") and not _user_candidates(effective, rel.subject):
+                continue  # the option without effect was written by NPURunConfig itself, not by the user
             for path in _paths(rel, effective):
-                view = OptionView(effective, set(path) if path else None)
+                view = OptionView(effective, set(path) if path else None, fields)
                 certainty, missing = _violation(rel, view, effective, path)
                 if certainty is None:
                     continue
+                witness = path
                 if path:
                     certainty = "conditional"
+                elif certainty == "conditional":
+                    witness = _witness(rel, effective, fields) or path
                 anchor, others = _anchor(rel, effective, path, ctx.path)
                 if anchor is not None:
-                    hits.append(RelationHit(rel, entry, anchor, others, certainty, missing))
+                    hits.append(RelationHit(rel, entry, anchor, others, certainty, missing,
+                                            branch=_describe(witness, effective)))
                 break
     ctx._relation_hits = hits
     return hits
+
+
+def _all_paths(rel: Relation, effective) -> list[frozenset]:
+    out: list[frozenset] = []
+    for key in rel.keys:
+        eff = effective.get(key)
+        for w in eff.writes if eff else ():
+            p = frozenset((b.node_id, b.arm) for b in w.branches)
+            if p and p not in out:
+                out.append(p)
+    return out
+
+
+def _witness(rel: Relation, effective, fields) -> Optional[frozenset]:
+    """A branch path on which a possible violation certainly happens (to name it in the message)."""
+    for path in _all_paths(rel, effective):
+        certainty, _ = _violation(rel, OptionView(effective, set(path), fields), effective, path)
+        if certainty == "always":
+            return path
+    return None
+
+
+def _describe(path, effective) -> Optional[str]:
+    if not path:
+        return None
+    steps = {}
+    for eff in effective.values():
+        for w in eff.writes:
+            for b in w.branches:
+                if (b.node_id, b.arm) in path:
+                    steps[(b.node_id, b.arm)] = b.description
+    return "; ".join(steps.values()) or None
 
 
 def _user_candidates(effective, key) -> list[OptionWrite]:
@@ -131,6 +171,8 @@ def _anchor(rel: Relation, effective, path=frozenset(), here: str = "") -> tuple
     """The write to report on: the subject's if the user wrote it, else another option of the relation
     the user wrote; writes in the file being reported on come first."""
     order = [rel.subject] + [k for k in rel.keys if k != rel.subject]
+    if rel.kind in ("gated", "overrides"):
+        order = [rel.subject]
     anchor = None
     for in_this_file in (True, False):
         for key in order:

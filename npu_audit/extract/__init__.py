@@ -141,7 +141,7 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
                 want(h.path, h.node)
                 for call in h.calls:
                     want(call.path, call.node)
-            for w in entry.writes:
+            for w in entry.writes + entry.name_writes:
                 for node in (w.target_node, w.stmt_node, w.key_node, w.value_node, w.field_node, w.value.source_node):
                     want(w.path if node is not w.value.source_node else (w.value.source_path or w.path), node)
                 for call in w.calls:
@@ -170,7 +170,7 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
             entry.name_range = get(entry.name_node)
             for h in entry.hazards:
                 h.range = get(h.node)
-            for w in entry.writes:
+            for w in entry.writes + entry.name_writes:
                 w.range = get(w.target_node) or get(w.stmt_node)
                 w.key_range = get(w.key_node)
                 w.value_range = get(w.value_node)

@@ -513,6 +513,10 @@ class Interpreter:
             entry.name = make_value(value, self._code(value_node, frame))
             entry.name_node = value_node
             entry.name_branches = tuple(frame.branches)
+            entry.name_writes.append(OptionWrite(
+                key="name", field=None, value=entry.name, path=frame.module.display, stmt_node=stmt,
+                target_node=target, key_node=None, value_node=value_node, branches=tuple(frame.branches),
+                calls=frame.calls, index=len(entry.name_writes)))
         elif isinstance(base, ConfigRef) and base.path[-1:] == ("rewrite_options",):
             base.config.rewrite.append(
                 RewriteWrite(name=attr, value_text=self._code(value_node, frame), path=frame.module.display, node=stmt)

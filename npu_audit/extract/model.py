@@ -155,6 +155,7 @@ class Entry:
     name_node: Optional[cst.CSTNode] = None
     name_branches: tuple[BranchStep, ...] = ()
     writes: list[OptionWrite] = field(default_factory=list)
+    name_writes: list[OptionWrite] = field(default_factory=list)  # every `.name = ...`, with its branches
     hazards: list[Hazard] = field(default_factory=list)
     calls: tuple[CallSite, ...] = ()
     range: Optional[Range] = None
@@ -162,14 +163,28 @@ class Entry:
 
     @property
     def is_npu(self) -> Optional[bool]:
-        """True when named exactly "NpuOptimizer", False when named otherwise, None when unknown."""
-        if self.kind == "npurunconfig" or self.kind == "helper-default":
+        """True when named exactly "NpuOptimizer" on every path, False when never, None when unknown
+        (unresolved, or the name depends on a branch)."""
+        if self.kind in ("npurunconfig", "helper-default"):
             return True
-        if self.name is None:
+        if not self.name_writes:
+            if self.name is not None:  # named by a helper
+                return self.name.resolved and self.name.decoded() == "NpuOptimizer" or None
             return False if self.kind == "custom_optimizer" else None
-        if not self.name.resolved:
+        eff = _effective("name", self.name_writes)
+        if any(not w.value.resolved for w in eff.candidates):
             return None
-        return self.name.decoded() == "NpuOptimizer"
+        names = {w.value.decoded() for w in eff.candidates}
+        if not eff.definitely_set:
+            names.add(None)
+        if names == {"NpuOptimizer"}:
+            return True
+        if "NpuOptimizer" not in names:
+            return False
+        return None
+
+    def name_candidates(self) -> list[OptionWrite]:
+        return _effective("name", self.name_writes).candidates if self.name_writes else []
 
     def add_write(self, write: OptionWrite) -> None:
         write.index = len(self.writes)

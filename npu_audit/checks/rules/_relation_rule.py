@@ -13,7 +13,7 @@ def relation_findings(rule, ctx, fix_for=None):
             r = ctx.related_write(other, f"'{other.key}' is set here" + (" (by NPURunConfig)" if other.implicit else ""))
             if r is not None:
                 related.append(r)
-        branch = w.branch_text() or next((o.branch_text() for o in hit.others if o.branch_text()), None)
+        branch = hit.branch or w.branch_text()
         f = ctx.finding(rule, w.path, w.key_range or w.range, hit_message(hit), calls=w.calls, write=w,
                         severity=hit.relation.severity, hint=hit.relation.hint, option=w.key, related=related,
                         certainty=hit.certainty, branch=branch, fix=fix_for(ctx, hit) if fix_for else None)

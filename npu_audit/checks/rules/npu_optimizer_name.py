@@ -43,28 +43,31 @@ class NpuOptimizerName(Rule):
                     if f:
                         yield f
                 continue
-            if not entry.name.resolved:
-                continue
-            name = entry.name.decoded()
-            if not isinstance(name, str) or name == EXPECTED:
-                continue
-            looks_meant = (name.lower().replace("_", "") == EXPECTED.lower()
-                           or difflib.SequenceMatcher(None, name.lower(), EXPECTED.lower()).ratio() >= 0.75
-                           or ("npu" in name.lower() and has_npu_options))
-            if not looks_meant:
-                continue
-            fix = None
-            node = entry.name.source_node
-            if entry.path == ctx.path and node is not None and ctx.extraction.range_of(node) is not None:
-                new = requote(node.value, EXPECTED)
-                if new:
-                    fix = Fix("unsafe", f'Name it "{EXPECTED}"', (edit_for(ctx.extraction.range_of(node), new),))
-            where = entry.name_range or entry.range
-            branch = "; ".join(s.description for s in entry.name_branches) or None
-            f = ctx.finding(self, entry.path, where,
-                            f"optimizer name {describe(name)} is not \"{EXPECTED}\": the adapter ignores this entry, "
-                            "so the graph runs on the host with none of these options",
-                            calls=entry.calls, hint=f'write custom_op.name = "{EXPECTED}"', fix=fix,
-                            certainty="conditional" if entry.name_branches else "always", branch=branch)
-            if f:
-                yield f
+            candidates = entry.name_candidates() or []
+            several = len(candidates) > 1
+            for w in candidates:
+                if not w.value.resolved:
+                    continue
+                name = w.value.decoded()
+                if not isinstance(name, str) or name == EXPECTED:
+                    continue
+                looks_meant = (name.lower().replace("_", "") == EXPECTED.lower()
+                               or difflib.SequenceMatcher(None, name.lower(), EXPECTED.lower()).ratio() >= 0.75
+                               or ("npu" in name.lower() and has_npu_options))
+                if not looks_meant:
+                    continue
+                fix = None
+                node = w.value.source_node
+                if (w.path == ctx.path and w.value.origin == "literal" and node is not None
+                        and ctx.extraction.range_of(node) is not None):
+                    new = requote(node.value, EXPECTED)
+                    if new:
+                        fix = Fix("unsafe", f'Name it "{EXPECTED}"', (edit_for(ctx.extraction.range_of(node), new),))
+                certainty = "conditional" if (w.conditional or several) else "always"
+                f = ctx.finding(self, w.path, w.value_range or w.range,
+                                f"optimizer name {describe(name)} is not \"{EXPECTED}\": the adapter ignores this entry, "
+                                "so the graph runs on the host with none of these options",
+                                calls=w.calls, write=w, hint=f'write custom_op.name = "{EXPECTED}"', fix=fix,
+                                certainty=certainty, branch=w.branch_text())
+                if f:
+                    yield f
