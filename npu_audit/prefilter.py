@@ -81,6 +81,8 @@ def may_configure_npu(raw: bytes) -> bool:
     (7 for the current markers), plus one ``endswith``/``startswith`` test per anchor occurrence (up to
     64 per anchor; beyond that the anchor's markers are searched for directly).
     """
+    if not isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw)
     for anchor, suffix, members, placed in _GROUPS:
         if len(members) == 1 and members[0] == anchor:
             if anchor in raw:

@@ -237,7 +237,8 @@ def test_deep_but_walkable_code_is_parsed():
     module.visit(libcst.CSTVisitor())
 
 
-def test_trees_too_deep_for_the_recursion_limit_are_refused():
+def test_trees_too_deep_for_the_recursion_limit_are_refused(monkeypatch):
+    monkeypatch.setattr(sys, "getrecursionlimit", lambda: 1000)
     text = "x = " + " + ".join(f"'{i}'" for i in range(400)) + "\n"
     p = problem(text)
     assert "too deeply nested" in p.message and "recursion limit" in p.message
@@ -248,6 +249,7 @@ def test_a_higher_recursion_limit_accepts_deeper_trees(monkeypatch):
     monkeypatch.setattr(sys, "getrecursionlimit", lambda: 5000)
     module = parse_module(src(text))
     assert isinstance(module, libcst.Module)
+    assert module.code == text
 
 
 def test_generated_lookup_table_with_many_elifs():

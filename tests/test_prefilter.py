@@ -55,7 +55,8 @@ def test_many_anchor_occurrences_before_the_marker():
 
 def test_non_bytes_like_buffers():
     assert may_configure_npu(bytearray(b"NPURunConfig"))
-    assert may_configure_npu(memoryview(b"x NpuOptimizer").tobytes())
+    assert may_configure_npu(memoryview(b"x NpuOptimizer"))
+    assert not may_configure_npu(memoryview(b"x = 1"))
 
 
 _markers = st.sampled_from(NPU_MARKERS)
