@@ -382,7 +382,11 @@ def _parse_module(source: SourceText) -> libcst.Module | SyntaxProblem:
     if refused is not None:
         return refused
     try:
-        module = call_with_large_stack(_parse_text, text, source.encoding)
+        if estimate.tree_depth_bound > _DEPTH_CHECK_THRESHOLD:
+            module = call_with_large_stack(_parse_text, text, source.encoding)
+        else:
+            # shallow code (nearly every file) cannot exhaust the default C stack: no thread needed
+            module = _parse_text(text, source.encoding)
     except libcst.ParserSyntaxError as exc:
         return _syntax_problem(source, exc)
     except (KeyboardInterrupt, SystemExit):

@@ -71,6 +71,7 @@ def _analyze(job: Job) -> FileReport:
     report.content_hash = hashlib.sha256(source.raw).hexdigest()
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
         report.imports = sorted(prefilter.imported_module_names(source.raw))
+        report.text = None
         return report
     module = parse_module(source)
     if isinstance(module, SyntaxProblem):
@@ -81,13 +82,15 @@ def _analyze(job: Job) -> FileReport:
     from npu_audit.extract import extract_configs
 
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
-                                 [Path(r) for r in job.roots], settings.max_bytes)
+                                 [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs)
     report.dependencies = [str(p) for p in extraction.dependencies]
     if job.want_configs:
         from npu_audit.showconfig import configs_for
 
         report.configs = configs_for(extraction)
     report.findings = check_extraction(extraction, settings, kb, report.text)
+    if not report.findings and job.source_bytes is None:
+        report.text = None  # the text is only kept to show findings; clean files travel light
     return report
 
 

@@ -7,6 +7,8 @@ helper modules of the analysed tree loaded on demand (project).
 
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -34,18 +36,36 @@ class Extraction:
         return self.ranges.get(id(node)) if node is not None else None
 
 
+# Helper modules parsed in this process, reused by every script that imports them (libcst trees are
+# immutable; the interpreter keeps its state outside them). Keyed by real path, size and mtime.
+_PARSED: "OrderedDict[tuple, Optional[tuple]]" = OrderedDict()
+_PARSED_MAX = 256
+
+
 def _make_reader(max_bytes: int, display_for):
     from npu_audit.parse import SyntaxProblem, parse_module
     from npu_audit.source import ReadProblem, read_source
 
     def reader(path: Path):
+        try:
+            st = os.stat(path)
+            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        except OSError:
+            return None
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            hit = _PARSED[key]
+            return None if hit is None else (display_for(path), *hit)
         source = read_source(path, display_for(path), max_bytes)
-        if isinstance(source, ReadProblem):
-            return None
-        module = parse_module(source)
-        if isinstance(module, SyntaxProblem):
-            return None
-        return source.display, module, source.raw
+        result = None
+        if not isinstance(source, ReadProblem):
+            module = parse_module(source)
+            if not isinstance(module, SyntaxProblem):
+                result = (module, source.raw)
+        _PARSED[key] = result
+        if len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+        return None if result is None else (source.display, *result)
 
     return reader
 
@@ -78,6 +98,7 @@ def extract_configs(
     kb,
     roots: list[Path],
     max_bytes: int = 10 * 1024 * 1024,
+    all_positions: bool = False,
 ) -> Extraction:
     display_for = display_for_factory(display, file)
     project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
@@ -90,7 +111,7 @@ def extract_configs(
     configs = [c for c in interp.configs if _relevant(c, display)]
     facts = [f for f in interp.loose_facts if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
-    ranges = _compute_positions(configs, facts, modules)
+    ranges = _compute_positions(configs, facts, modules, None if all_positions else display)
     return Extraction(
         ranges=ranges,
         display=display,
@@ -113,11 +134,14 @@ def _relevant(config: SessionConfig, display: str) -> bool:
     return False
 
 
-def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modules: dict[str, ModuleState]) -> dict:
+def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modules: dict[str, ModuleState],
+                       only: Optional[str] = None) -> dict:
+    """Ranges of every node a finding or the config view may show. With ``only``, just the nodes of that
+    file (positions cost a code-generation pass per module; helper modules are skipped unless needed)."""
     wanted: dict[str, list] = {}
 
     def want(path, node):
-        if node is not None:
+        if node is not None and (only is None or path == only):
             wanted.setdefault(path, []).append(node)
 
     seen_entries = set()

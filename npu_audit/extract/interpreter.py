@@ -311,7 +311,7 @@ class Interpreter:
         return bool(names and strings)
 
     def exec_for(self, stmt: cst.For, frame: Frame) -> None:
-        iterable = self.eval(stmt.iter, frame)
+        iterable = self.force(self.eval(stmt.iter, frame), frame)
         items = to_python(iterable)
         if isinstance(items, dict):
             items = list(items)
@@ -342,8 +342,8 @@ class Interpreter:
                 self.assign(small.target, value, frame, stmt=line, value_node=small.value)
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
-                current = self.lookup(small.target.value, frame)
-                rhs = self.eval(small.value, frame)
+                current = self.force(self.lookup(small.target.value, frame), frame)
+                rhs = self.force(self.eval(small.value, frame), frame)
                 op = type(small.operator).__name__.replace("Assign", "")
                 self.bind(small.target.value, self._binop(op, current, rhs), frame)
             else:
@@ -426,7 +426,7 @@ class Interpreter:
             if scope is None or name not in scope:
                 continue
             binding = scope[name]
-            sym = self._resolve_lazy(binding.sym, frame)
+            sym = binding.sym  # an imported name stays lazy until its value is used
             key = frame.branch_key()
             made_here = key[: len(binding.path)] == binding.path
             if not made_here and isinstance(sym, Const):
@@ -445,6 +445,16 @@ class Interpreter:
         if name == "FLAGS":
             return FlagsRef()
         return Unknown(name=name)
+
+    def force(self, sym: Sym, frame: Frame) -> Sym:
+        """The value of a symbol, loading the module an imported name comes from if needed."""
+        if not isinstance(sym, LazyName):
+            return sym
+        value = self._resolve_lazy(sym, frame)
+        if isinstance(value, Const) and value.origin == "literal":
+            # a constant of another module: resolved (its literal is elsewhere)
+            return Const(value.value, origin="resolved", flag=value.flag, node=value.node, path=value.path)
+        return value
 
     def _resolve_lazy(self, sym: Sym, frame: Frame) -> Sym:
         if isinstance(sym, LazyName):
@@ -487,6 +497,7 @@ class Interpreter:
         if isinstance(target, cst.Name):
             self.bind(target.value, value, frame)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            value = self.force(value, frame)
             parts = None
             py = to_python(value)
             if isinstance(value, ListRef):
@@ -509,6 +520,7 @@ class Interpreter:
         if isinstance(base, EntryRef) and base.part == "item":
             self.record_write(base, attr, value, frame, stmt, target, value_node)
         elif isinstance(base, EntryRef) and base.part == "" and attr == "name":
+            value = self.force(value, frame)
             entry = base.entry
             entry.name = make_value(value, self._code(value_node, frame))
             entry.name_node = value_node
@@ -529,6 +541,7 @@ class Interpreter:
     def record_write(self, item: EntryRef, field_name: str, value: Sym, frame: Frame, stmt, target, value_node) -> None:
         if item.key is None:
             return
+        value = self.force(value, frame)
         entry = item.entry
         write = OptionWrite(
             key=item.key,
@@ -576,7 +589,7 @@ class Interpreter:
             except Exception:
                 return UNKNOWN
         if isinstance(node, cst.ConcatenatedString):
-            left, right = self._eval(node.left, frame), self._eval(node.right, frame)
+            left, right = self.force(self._eval(node.left, frame), frame), self.force(self._eval(node.right, frame), frame)
             lv, rv = to_python(left), to_python(right)
             if isinstance(lv, (str, bytes)) and type(lv) is type(rv):
                 return Const(lv + rv, origin=origin_of(left, right))
@@ -589,7 +602,7 @@ class Interpreter:
             except Exception:
                 return UNKNOWN
         if isinstance(node, cst.UnaryOperation):
-            operand = self._eval(node.expression, frame)
+            operand = self.force(self._eval(node.expression, frame), frame)
             v = to_python(operand)
             if v is UNRESOLVED:
                 return UNKNOWN
@@ -608,11 +621,11 @@ class Interpreter:
                 return UNKNOWN
             return UNKNOWN
         if isinstance(node, cst.BinaryOperation):
-            left = self._eval(node.left, frame)
-            right = self._eval(node.right, frame)
+            left = self.force(self._eval(node.left, frame), frame)
+            right = self.force(self._eval(node.right, frame), frame)
             return self._binop(type(node.operator).__name__, left, right)
         if isinstance(node, cst.BooleanOperation):
-            left = self._eval(node.left, frame)
+            left = self.force(self._eval(node.left, frame), frame)
             lv = to_python(left)
             if lv is UNRESOLVED:
                 self._eval(node.right, frame)
@@ -621,8 +634,8 @@ class Interpreter:
                 return left if lv else self._eval(node.right, frame)
             return self._eval(node.right, frame) if lv else left
         if isinstance(node, cst.IfExp):
-            test = to_python(self._eval(node.test, frame))
-            body, orelse = self._eval(node.body, frame), self._eval(node.orelse, frame)
+            test = to_python(self.force(self._eval(node.test, frame), frame))
+            body, orelse = self.force(self._eval(node.body, frame), frame), self.force(self._eval(node.orelse, frame), frame)
             if test is not UNRESOLVED:
                 return body if test else orelse
             bv, ov = to_python(body), to_python(orelse)
@@ -632,7 +645,7 @@ class Interpreter:
         if isinstance(node, cst.Comparison):
             return self._compare(node, frame)
         if isinstance(node, cst.Attribute):
-            base = self._eval(node.value, frame)
+            base = self.force(self._eval(node.value, frame), frame)
             return self.get_attr(base, node.attr.value, node, frame)
         if isinstance(node, cst.Subscript):
             return self._subscript(node, frame)
@@ -653,7 +666,7 @@ class Interpreter:
             for element in node.elements:
                 if not isinstance(element, cst.DictElement):
                     return UNKNOWN
-                k, v = self._eval(element.key, frame), self._eval(element.value, frame)
+                k, v = self.force(self._eval(element.key, frame), frame), self.force(self._eval(element.value, frame), frame)
                 kp, vp = to_python(k), to_python(v)
                 if kp is UNRESOLVED or vp is UNRESOLVED:
                     return UNKNOWN
@@ -678,7 +691,7 @@ class Interpreter:
         if isinstance(element, cst.StarredElement):
             self._eval(element.value, frame)
             return UNKNOWN
-        return self._eval(element.value, frame)
+        return self.force(self._eval(element.value, frame), frame)
 
     def _fstring(self, node: cst.FormattedString, frame: Frame) -> Sym:
         pieces, syms = [], []
@@ -686,7 +699,7 @@ class Interpreter:
             if isinstance(part, cst.FormattedStringText):
                 pieces.append(part.value)
                 continue
-            sym = self._eval(part.expression, frame)
+            sym = self.force(self._eval(part.expression, frame), frame)
             value = to_python(sym)
             if value is UNRESOLVED:
                 return UNKNOWN
@@ -762,10 +775,10 @@ class Interpreter:
         return Const(result, origin=origin, flag=flag)
 
     def _compare(self, node: cst.Comparison, frame: Frame) -> Sym:
-        left = to_python(self._eval(node.left, frame))
+        left = to_python(self.force(self._eval(node.left, frame), frame))
         result = True
         for comparison in node.comparisons:
-            right = to_python(self._eval(comparison.comparator, frame))
+            right = to_python(self.force(self._eval(comparison.comparator, frame), frame))
             if left is UNRESOLVED or right is UNRESOLVED:
                 return UNKNOWN
             op = type(comparison.operator).__name__
@@ -789,11 +802,11 @@ class Interpreter:
         return Const(result, origin="resolved")
 
     def _subscript(self, node: cst.Subscript, frame: Frame) -> Sym:
-        base = self._eval(node.value, frame)
+        base = self.force(self._eval(node.value, frame), frame)
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return UNKNOWN
         index_node = node.slice[0].slice.value
-        index = self._eval(index_node, frame)
+        index = self.force(self._eval(index_node, frame), frame)
         if isinstance(base, EntryRef) and base.part == "parameter_map":
             key = to_python(index)
             if isinstance(key, bytes):
@@ -820,6 +833,7 @@ class Interpreter:
     # attributes
 
     def get_attr(self, base: Sym, attr: str, node: cst.Attribute, frame: Frame) -> Sym:
+        base = self.force(base, frame)
         if isinstance(base, ConfigRef):
             return ConfigRef(config=base.config, path=base.path + (attr,))
         if isinstance(base, EntryRef):
@@ -921,13 +935,17 @@ class Interpreter:
         full = frame.module.aliases.get(first, first)
         return f"{full}.{rest}" if rest else full
 
-    def _args(self, call: cst.Call, frame: Frame):
+    def _args(self, call: cst.Call, frame: Frame, force: bool = True):
+        """Evaluate a call's arguments. ``force``: the values are consumed here (imported names are
+        loaded); user functions get them lazily, unknown functions never need them."""
         positional, keywords = [], {}
         for arg in call.args:
             if arg.star:
                 self._eval(arg.value, frame)
                 continue
             value = self._eval(arg.value, frame)
+            if force:
+                value = self.force(value, frame)
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = (value, arg.value, arg)
             else:
@@ -940,19 +958,19 @@ class Interpreter:
         last = full.rsplit(".", 1)[-1] if full else ""
         # method calls on symbolic objects
         if isinstance(func, cst.Attribute):
-            base = self._eval(func.value, frame)
+            base = self.force(self._eval(func.value, frame), frame)
             method = func.attr.value
             handled = self._method_call(base, method, call, frame)
             if handled is not None:
                 return handled
             callee = self.get_attr(base, method, func, frame)
         else:
-            callee = self._eval(func, frame)
+            callee = self.force(self._eval(func, frame), frame)
         if isinstance(callee, FunctionRef):
-            positional, keywords = self._args(call, frame)
+            positional, keywords = self._args(call, frame, force=False)
             return self.call_function(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
         if isinstance(callee, ClassRef):
-            positional, keywords = self._args(call, frame)
+            positional, keywords = self._args(call, frame, force=False)
             return self.instantiate(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
         return self._api_call(last, full, call, frame)
 
@@ -963,10 +981,10 @@ class Interpreter:
             return EntryRef(entry=entry)
         if isinstance(base, ListRef):
             if method == "append" and len(call.args) == 1:
-                base.items.append(self._eval(call.args[0].value, frame))
+                base.items.append(self.force(self._eval(call.args[0].value, frame), frame))
                 return Const(None)
             if method == "extend" and len(call.args) == 1:
-                other = self._eval(call.args[0].value, frame)
+                other = self.force(self._eval(call.args[0].value, frame), frame)
                 if isinstance(other, ListRef):
                     base.items.extend(other.items)
                 elif isinstance(to_python(other), (list, tuple)):
@@ -1194,7 +1212,7 @@ class Interpreter:
                 return self.call_function(main_sym, [UNKNOWN], {}, call, frame)
             return UNKNOWN
         # anything else: read the arguments (they may build configs), result unknown
-        self._args(call, frame)
+        self._args(call, frame, force=False)
         return UNKNOWN
 
     def _attach_fact(self, sess: Optional[Sym], fact: CodeFact) -> None:
