@@ -189,12 +189,19 @@ class Entry:
     def add_write(self, write: OptionWrite) -> None:
         write.index = len(self.writes)
         self.writes.append(write)
+        self._effective_cache = None
 
     def effective(self) -> dict[str, EffectiveOption]:
+        """The effective option set (computed once per set of writes)."""
+        cached = getattr(self, "_effective_cache", None)
+        if cached is not None and cached[0] == len(self.writes):
+            return cached[1]
         by_key: dict[str, list[OptionWrite]] = {}
         for w in self.writes:
             by_key.setdefault(w.key, []).append(w)
-        return {key: _effective(key, writes) for key, writes in by_key.items()}
+        result = {key: _effective(key, writes) for key, writes in by_key.items()}
+        self._effective_cache = (len(self.writes), result)
+        return result
 
 
 @dataclass

@@ -96,13 +96,8 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
     wanted = {id(n) for n in nodes}
     if not wanted:
         return {}
-    # Syntactic positions of some nodes are hoisted from children; track every node's
-    # whitespace-inclusive range is unnecessary: only their ids must be known, which we
-    # cannot know up front, so record children lazily by widening the wanted set to the
-    # direct children of the wanted nodes.
-    for n in list(nodes):
-        for child in n.children:
-            wanted.add(id(child))
+    # (libcst hoists the start/end of a few compound statements from their children; for the
+    # expressions and simple statements npu-audit reports, the node's own range is the syntactic one.)
     state = _TrackingState(module, wanted)
     module._codegen(state)
     out = {}
