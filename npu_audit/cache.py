@@ -75,7 +75,7 @@ class Cache:
 
     @staticmethod
     def _key(job) -> str:
-        return hashlib.sha256(f"{os.path.realpath(job.file)}\0{job.display}\0{job.force_parse}".encode()).hexdigest()
+        return hashlib.sha256(f"{os.path.abspath(job.file)}\0{job.display}\0{job.force_parse}".encode()).hexdigest()
 
     def get(self, job) -> Optional[FileReport]:
         if job.source_bytes is not None:
