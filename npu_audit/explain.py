@@ -75,7 +75,7 @@ def explain_option(kb, key: str, release: str = "current", markdown: bool = Fals
         lines += [s["description"], ""]
 
     def row(label: str, text: str) -> None:
-        lines.append(f"- **{label}**: {text}" if markdown else f"  {label + ':':<16}{text}")
+        lines.append(f"- **{label}**: {text}" if markdown else f"  {label + ':':<16} {text}")
 
     code = f'custom_op.parameter_map["{key}"].{s["field"]} = ...'
     row("field", f"{FIELD_TEXT[s['field']]}   {code}" if not markdown else f"{FIELD_TEXT[s['field']]} — `{code}`")
