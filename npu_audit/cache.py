@@ -18,7 +18,7 @@ from typing import Optional
 from npu_audit import __version__
 from npu_audit.findings import FileReport
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 def default_cache_dir() -> str:
@@ -46,6 +46,7 @@ class Cache:
         self.folder = Path(folder)
         self._db: Optional[sqlite3.Connection] = None
         self._token: Optional[str] = None
+        self._rows: Optional[dict] = None
         self.disabled_reason: Optional[str] = None
 
     def _connect(self) -> Optional[sqlite3.Connection]:
@@ -56,10 +57,11 @@ class Cache:
             gitignore = self.folder / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("# created by npu-audit\n*\n", encoding="utf-8")
-            db = sqlite3.connect(str(self.folder / "results.sqlite3"), timeout=30, isolation_level=None)
+            db = sqlite3.connect(str(self.folder / f"results-v{SCHEMA}.sqlite3"), timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, meta TEXT NOT NULL, report TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, token TEXT NOT NULL, size INTEGER,"
+                       " mtime INTEGER, hash TEXT, deps TEXT NOT NULL, report TEXT NOT NULL)")
             self._db = db
         except (OSError, sqlite3.Error) as exc:
             self.disabled_reason = f"cache disabled: {exc}"
@@ -71,36 +73,58 @@ class Cache:
             from npu_audit.knowledge.loader import load
 
             self._token = f"{SCHEMA}|{__version__}|{load().fingerprint}"
-        return f"{self._token}|{job.settings.cache_token()}|{job.want_configs}|{job.force_parse}|{job.display}"
+            self._tokens: dict = {}
+        key = (job.settings, job.want_configs, job.force_parse)
+        prefix = self._tokens.get(key)
+        if prefix is None:
+            prefix = self._tokens[key] = f"{self._token}|{job.settings.cache_token()}|{job.want_configs}|{job.force_parse}"
+        return f"{prefix}|{job.display}"
 
-    @staticmethod
-    def _key(job) -> str:
-        return hashlib.sha256(f"{os.path.abspath(job.file)}\0{job.display}\0{job.force_parse}".encode()).hexdigest()
+    _cwd = None
+
+    def _key(self, job) -> str:
+        if self._cwd is None:
+            self._cwd = os.getcwd()
+        # relative paths are relative to the working directory, which is part of the key
+        return hashlib.sha256(f"{self._cwd}\0{job.file}\0{job.display}\0{job.force_parse}".encode()).hexdigest()
 
     def get(self, job) -> Optional[FileReport]:
         if job.source_bytes is not None:
             return None
-        db = self._connect()
-        if db is None:
+        rows = self._all_rows()
+        if rows is None:
             return None
-        try:
-            row = db.execute("SELECT meta, report FROM entries WHERE key = ?", (self._key(job),)).fetchone()
-        except sqlite3.Error:
-            return None
+        row = rows.get(self._key(job))
         if row is None:
             return None
-        meta = json.loads(row[0])
-        if meta.get("token") != self._run_token(job):
+        token, size, mtime, digest, deps, report = row
+        if token != self._run_token(job):
             return None
-        if not self._fresh(job.file, meta["stat"], meta["hash"]):
+        if not self._fresh(job.file, [size, mtime], digest):
             return None
-        for dep in meta.get("deps", []):
-            if not self._fresh(dep["path"], dep["stat"], dep["hash"]):
-                return None
+        if deps:
+            for dep in json.loads(deps):
+                if not self._fresh(dep["path"], dep["stat"], dep["hash"]):
+                    return None
         try:
-            return FileReport.from_dict(json.loads(row[1]))
+            if report.startswith("C"):  # a clean file npu-audit did not need to parse
+                return FileReport(path=job.display, imports=json.loads(report[1:]), content_hash=digest)
+            return FileReport.from_dict(json.loads(report[1:] if report.startswith("J") else report))
         except (KeyError, TypeError, ValueError):
             return None
+
+    def _all_rows(self) -> Optional[dict]:
+        """Every entry, read with one query the first time (a warm run looks up thousands of files)."""
+        if self._rows is None:
+            db = self._connect()
+            if db is None:
+                return None
+            try:
+                self._rows = {row[0]: row[1:] for row in
+                              db.execute("SELECT key, token, size, mtime, hash, deps, report FROM entries")}
+            except sqlite3.Error:
+                return None
+        return self._rows
 
     @staticmethod
     def _fresh(path: str, stat: list, digest: Optional[str]) -> bool:
@@ -117,15 +141,12 @@ class Cache:
         db = self._connect()
         if db is None:
             return
-        meta = {
-            "token": self._run_token(job),
-            "stat": _stat(job.file),
-            "hash": report.content_hash or _digest(job.file),
-            "deps": [{"path": p, "stat": _stat(p), "hash": _digest(p)} for p in report.dependencies],
-        }
+        stat = _stat(job.file) or [None, None]
+        deps = [{"path": p, "stat": _stat(p), "hash": _digest(p)} for p in report.dependencies]
         try:
-            db.execute("INSERT OR REPLACE INTO entries (key, meta, report) VALUES (?, ?, ?)",
-                       (self._key(job), json.dumps(meta), json.dumps(report.to_dict())))
+            db.execute("INSERT OR REPLACE INTO entries (key, token, size, mtime, hash, deps, report) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (self._key(job), self._run_token(job), stat[0], stat[1], report.content_hash or _digest(job.file),
+                        json.dumps(deps) if deps else "", _encode_report(report)))
         except sqlite3.Error as exc:
             self.disabled_reason = f"cache disabled: {exc}"
 
@@ -143,3 +164,9 @@ class Cache:
                 db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+
+def _encode_report(report: FileReport) -> str:
+    if not report.findings and not report.parsed and not report.configs and not report.internal_error:
+        return "C" + json.dumps(report.imports)
+    return "J" + json.dumps(report.to_dict())

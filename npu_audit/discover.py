@@ -22,13 +22,18 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
+import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Union
 
 from pathspec import GitIgnoreSpec
+from pathspec.util import normalize_file
 
 __all__ = ["DEFAULT_EXCLUDES", "DiscoveredFile", "DiscoveryProblem", "discover"]
 
@@ -80,14 +85,106 @@ def _is_path_pattern(line: str) -> bool:
     return "/" in body.rstrip("/")
 
 
+class _Matcher:
+    """A ``GitIgnoreSpec`` with an exact shortcut: most paths match none of its patterns, and one
+    regular expression (the patterns' own, joined) says so far quicker than trying them one by one.
+    Whatever it matches goes through the spec. The joined expression is only built for a spec used
+    often, and not at all when the patterns are not plain enough to be joined safely."""
+
+    __slots__ = ("spec", "_search", "_uses")
+
+    _BUILD_AFTER = 48  # checks before joining (joining costs about what a hundred checks cost)
+
+    def __init__(self, spec: GitIgnoreSpec) -> None:
+        self.spec = spec
+        self._search = None  # the joined expression's search, once built (False: none possible)
+        self._uses = 0
+
+    def _none_matches(self, path: str) -> bool:
+        """True when certainly no pattern matches ``path``; False when the spec must decide."""
+        search = self._search
+        if search is None:
+            self._uses += 1
+            if self._uses < self._BUILD_AFTER:
+                return False
+            search = self._search = _joined_search(self.spec)
+        return search is not False and search(normalize_file(path)) is None
+
+    def check(self, path: str) -> bool | None:
+        """True: ignored; False: re-included by a negation; None: no pattern matches."""
+        if self._none_matches(path):
+            return None
+        check = getattr(self.spec, "check_file", None)
+        if check is not None:
+            return check(path).include
+        return True if self.spec.match_file(path) else None  # pragma: no cover - pathspec < 0.12
+
+    def match(self, path: str) -> bool:
+        if self._none_matches(path):
+            return False
+        return self.spec.match_file(path)
+
+
+_ANY_FOLDER = "^(?:.+/)?"  # how gitignore patterns without a "/" start: in any folder
+_DIR_GROUP = "(?P<ps_d>"  # pathspec's one named group (was it matched as a folder?)
+_EXTENSION = re.compile(r"\(\?(?!:)")  # "(?" other than "(?:" (inline flags, look-arounds...)
+
+
+def _joined_search(spec: GitIgnoreSpec):
+    """The ``search`` of one expression matching what at least one of the spec's patterns matches
+    (``search`` as pathspec's patterns use), or False when the patterns cannot be joined safely."""
+    try:
+        common: list[str] = []  # bodies after _ANY_FOLDER: joined behind a single _ANY_FOLDER
+        others: list[str] = []
+        flags = None
+        for pattern in spec.patterns:
+            if pattern.include is None:  # comments, blank lines: the spec skips them too
+                continue
+            regex = getattr(pattern, "regex", None)
+            if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+                return False
+            if flags is None:
+                flags = regex.flags
+            names = regex.groupindex
+            text = regex.pattern
+            if (
+                regex.flags != flags
+                or regex.groups != len(names)
+                or any(name != "ps_d" for name in names)
+                or text.count(_DIR_GROUP) != len(names)
+            ):
+                return False
+            text = text.replace(_DIR_GROUP, "(?:")  # the same group, without a name to clash
+            if _EXTENSION.search(text):
+                return False
+            body = text[len(_ANY_FOLDER) :]
+            if text.startswith(_ANY_FOLDER) and body[:1] not in ("", "?", "*", "+", "{") and "|" not in body:
+                common.append(body)  # "^(?:.+/)?A|^(?:.+/)?B" matches what "^(?:.+/)?(?:A|B)" does
+            else:
+                others.append(text)
+        if flags is None:  # no pattern at all
+            return lambda path: None
+        alternatives = [f"(?:{text})" for text in others]
+        if common:
+            alternatives.insert(0, _ANY_FOLDER + "(?:" + "|".join(f"(?:{body})" for body in common) + ")")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            joined = re.compile("|".join(alternatives), flags)
+        if joined.groups:  # pragma: no cover - excluded above
+            return False
+        return joined.search
+    except Exception:  # pragma: no cover - whatever goes wrong, the spec alone decides
+        return False
+
+
 class _Excluder:
     """Exclude patterns: name patterns checked on each component, path patterns on the relative path."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
         lines = [p for p in (str(p).strip() for p in patterns) if p and not p.startswith("#")]
         name_lines = [p for p in lines if not _is_path_pattern(p)]
-        self._names = GitIgnoreSpec.from_lines(name_lines) if name_lines else None
-        self._paths = GitIgnoreSpec.from_lines(lines) if len(name_lines) != len(lines) else None
+        self._names = _Matcher(GitIgnoreSpec.from_lines(name_lines)) if name_lines else None
+        self._paths = _Matcher(GitIgnoreSpec.from_lines(lines)) if len(name_lines) != len(lines) else None
         self._cache: dict[str, bool] = {}
 
     def __bool__(self) -> bool:
@@ -99,45 +196,37 @@ class _Excluder:
             key = name + suffix
             hit = self._cache.get(key)
             if hit is None:
-                hit = self._cache[key] = self._names.match_file(key)
+                hit = self._cache[key] = self._names.match(key)
             if hit:
                 return True
-        return self._paths is not None and self._paths.match_file(rel + suffix)
+        return self._paths is not None and self._paths.match(rel + suffix)
 
 
 class _Ignores:
-    """The ``.gitignore`` files that apply to one folder, innermost last: (folder prefix, spec)."""
+    """The ``.gitignore`` files that apply to one folder, innermost last: (folder prefix, matcher)."""
 
     __slots__ = ("levels",)
 
-    def __init__(self, levels: tuple[tuple[str, GitIgnoreSpec], ...] = ()) -> None:
+    def __init__(self, levels: tuple[tuple[str, _Matcher | _Prefixed], ...] = ()) -> None:
         self.levels = levels
 
-    def with_level(self, prefix: str, spec: GitIgnoreSpec) -> _Ignores:
-        return _Ignores(self.levels + ((prefix, spec),))
+    def with_level(self, prefix: str, matcher: _Matcher) -> _Ignores:
+        return _Ignores(self.levels + ((prefix, matcher),))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the walked root, "/"-separated) is ignored; innermost file wins."""
         path = rel + "/" if is_dir else rel
-        for prefix, spec in reversed(self.levels):
+        for prefix, matcher in reversed(self.levels):
             if prefix:
                 if not path.startswith(prefix):
                     continue
                 sub = path[len(prefix) :]
             else:
                 sub = path
-            include = _check(spec, sub)
+            include = matcher.check(sub)
             if include is not None:
                 return include
         return False
-
-
-def _check(spec: GitIgnoreSpec, path: str) -> bool | None:
-    """True: ignored; False: re-included by a negation; None: no pattern matches."""
-    check = getattr(spec, "check_file", None)
-    if check is not None:
-        return check(path).include
-    return True if spec.match_file(path) else None  # pragma: no cover - pathspec < 0.12
 
 
 # --------------------------------------------------------------------------------------------------
@@ -191,6 +280,47 @@ def _os_reason(exc: OSError) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
+# Paths of the files found
+
+
+def _plain_child(parent: Path, name: str, path: str) -> Path:
+    return Path(path)
+
+
+def _parsed_child_factory():
+    """Python < 3.12 parses every ``Path(str)`` eagerly (the bulk of a big walk's cost): a child of an
+    already parsed folder is built from its parts instead. Used only when it builds exactly what
+    ``Path(os.path.join(folder, name))`` builds; Python 3.12+ constructs paths lazily anyway."""
+    if sys.version_info >= (3, 12):
+        return None
+    try:
+
+        def child(parent: Path, name: str, path: str) -> Path:
+            return parent._from_parsed_parts(parent._drv, parent._root, parent._parts + [name])
+
+        for folder in (os.sep, os.curdir, os.path.join("a b", "c"), os.path.join(os.sep, "x", "y z")):
+            for name in ("n.py", "caf\udce9.py", "..py", ".hidden"):
+                parent = Path(folder)
+                built, expected = child(parent, name, ""), Path(os.path.join(folder, name))
+                if not (
+                    type(built) is type(expected)
+                    and built == expected
+                    and str(built) == str(expected)
+                    and built.parts == expected.parts
+                    and hash(built) == hash(expected)
+                    and built.parent == parent
+                    and built.name == name
+                ):
+                    return None  # pragma: no cover - a pathlib that differs
+    except Exception:  # pragma: no cover - a pathlib without these internals
+        return None
+    return child
+
+
+_child_path = _parsed_child_factory() or _plain_child
+
+
+# --------------------------------------------------------------------------------------------------
 # The walk
 
 
@@ -201,6 +331,13 @@ class _Dir:
     ancestors: frozenset  # identities of the enclosing folders (loop detection)
     ignores: _Ignores
     via_symlink: bool
+    parsed: Path  # Path(path)
+    dev: int = -1  # st_dev of the folder, once stat-ed
+
+
+_entry_name = attrgetter("name")
+_preference = itemgetter(0, 1)  # of a self.files value: (via a symlink, sort key)
+_order = itemgetter(1)  # sort key
 
 
 class _Walker:
@@ -208,19 +345,23 @@ class _Walker:
         self.excluder = excluder
         self.respect_gitignore = respect_gitignore
         self.visited: set[tuple] = set()
-        # identity -> (preference, DiscoveredFile); preference: (reached via a symlink, sort key)
-        self.files: dict[tuple, tuple[tuple, DiscoveredFile]] = {}
+        # identity -> (reached via a symlink, sort key, DiscoveredFile); the smallest (via, key) wins
+        self.files: dict[tuple, tuple[bool, str, DiscoveredFile]] = {}
         self.problems: list[DiscoveryProblem] = []
+        self.gitignores: dict[bytes, _Matcher | str] = {}  # content -> compiled, or why it is not
 
     # files ------------------------------------------------------------------------------------------
 
     def add_file(self, path: str, display: str, st: os.stat_result, via_symlink: bool) -> None:
         shown = _safe_display(display)
-        key = _identity(st, path)
-        preference = (via_symlink, _sort_key(shown))
+        self._add(_identity(st, path), via_symlink, shown, None, path)
+
+    def _add(self, key: tuple, via: bool, shown: str, parent: Path | None, path: str, name: str = "") -> None:
+        order = shown.replace(os.sep, "\0")  # _sort_key(shown)
         current = self.files.get(key)
-        if current is None or preference < current[0]:
-            self.files[key] = (preference, DiscoveredFile(path=Path(path), display=shown))
+        if current is None or (via, order) < _preference(current):
+            built = Path(path) if parent is None else _child_path(parent, name, path)
+            self.files[key] = (via, order, DiscoveredFile(path=built, display=shown))
 
     def problem(self, display: str, message: str) -> None:
         self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message))
@@ -237,7 +378,7 @@ class _Walker:
         if root_id in self.visited:
             return
         self.visited.add(root_id)
-        real: list[_Dir] = [_Dir(path, "", ancestors, ignores, False)]
+        real: list[_Dir] = [_Dir(path, "", ancestors, ignores, False, Path(path), st.st_dev)]
         deferred: list[tuple[_Dir, str]] = []  # symlinked folders, walked after the real ones
         while real or deferred:
             if real:
@@ -259,6 +400,7 @@ class _Walker:
                 continue  # already walked through its real path or another link
             self.visited.add(target)
             folder.ancestors = folder.ancestors | {target}
+            folder.dev = st_target.st_dev
             self._walk_dir(folder, prefix, real, deferred)
 
     def _walk_dir(
@@ -286,72 +428,116 @@ class _Walker:
         except OSError as exc:
             self.problem(display_dir, f"cannot list folder: {_os_reason(exc)}")
             return
-        entries.sort(key=lambda e: e.name)
+        entries.sort(key=_entry_name)
 
         ignores = folder.ignores
         if self.respect_gitignore and any(e.name == ".gitignore" for e in entries):
-            spec = _read_gitignore(os.path.join(folder.path, ".gitignore"), self, prefix, folder.rel)
-            if spec is not None:
-                ignores = ignores.with_level(folder.rel + "/" if folder.rel else "", spec)
+            matcher = _read_gitignore(os.path.join(folder.path, ".gitignore"), self, prefix, folder.rel)
+            if matcher is not None:
+                ignores = ignores.with_level(folder.rel + "/" if folder.rel else "", matcher)
+
+        # per folder, not per entry: the checks that apply, how names are shown and related to the root
+        excluded = self.excluder.excluded if self.excluder else None
+        ignored = ignores.ignored if ignores.levels else None
+        rel_base = folder.rel + "/" if folder.rel else ""
+        display_base = display_dir + os.sep if folder.rel else prefix  # display = display_base + name
+        shown_base = _safe_display(display_base)  # it ends with a separator (or is "", or "C:")
+        via = folder.via_symlink
+        dev = folder.dev
+        parsed = folder.parsed
+        files = self.files
+        # A file's identity is (st_dev, st_ino). The folder's first file is stat-ed: when its
+        # (st_dev, st_ino) is the folder's st_dev and the inode number the listing gave (d_ino, free
+        # on POSIX), so are the other files': no stat per file. Otherwise (Windows, some FUSE or
+        # overlay file systems, an unsearchable folder...) every file of the folder is stat-ed.
+        hinted: bool | None = None
 
         subdirs: list[_Dir] = []
         for entry in entries:
             name = entry.name
-            rel = folder.rel + "/" + name if folder.rel else name
-            display = prefix + rel.replace("/", os.sep)
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()  # follows symlinks; False for broken links and loops
             except OSError as exc:
-                self.problem(display, f"{_os_reason(exc)}, skipped")
+                self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
                 continue
-            if is_link and not is_dir:
-                try:
-                    os.stat(entry.path)
-                except OSError as exc:
-                    if exc.errno == errno.ELOOP:
-                        self.problem(display, "symlink loop, skipped")
-                    elif name.endswith(".py"):
-                        self.problem(display, "broken symbolic link, skipped")
-                    continue
             if is_dir:
-                if self.excluder.excluded(rel, name, True) or ignores.ignored(rel, True):
+                rel = rel_base + name
+                if (excluded is not None and excluded(rel, name, True)) or (
+                    ignored is not None and ignored(rel, True)
+                ):
                     continue
-                child = _Dir(entry.path, rel, folder.ancestors, ignores, folder.via_symlink or is_link)
+                child = _Dir(
+                    entry.path, rel, folder.ancestors, ignores, via or is_link, _child_path(parsed, name, entry.path)
+                )
                 if is_link:
-                    deferred.append((child, display))
+                    deferred.append((child, display_base + name))
                     continue
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError as exc:
-                    self.problem(display, f"{_os_reason(exc)}, skipped")
+                    self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
                     continue
                 ident = _identity(st, entry.path)
                 if ident in self.visited:
                     continue
                 self.visited.add(ident)
                 child.ancestors = folder.ancestors | {ident}
+                child.dev = st.st_dev
                 subdirs.append(child)
                 continue
-            if not name.endswith(".py"):
-                continue
-            try:
-                if not entry.is_file():  # FIFOs, sockets, devices
+            if is_link:  # to a file, or broken, or a loop
+                try:
+                    st = os.stat(entry.path)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        self.problem(display_base + name, "symlink loop, skipped")
+                    elif name.endswith(".py"):
+                        self.problem(display_base + name, "broken symbolic link, skipped")
                     continue
-                st = entry.stat()  # follows symlinks: the identity of the real file
-            except OSError as exc:
-                self.problem(display, f"{_os_reason(exc)}, skipped")
+                if not name.endswith(".py") or not stat.S_ISREG(st.st_mode):  # FIFOs, sockets, devices
+                    continue
+                key = _identity(st, entry.path)
+                file_via = True
+            else:
+                if not name.endswith(".py"):
+                    continue
+                try:
+                    if not entry.is_file():  # FIFOs, sockets, devices
+                        continue
+                    if hinted:
+                        key = (dev, entry.inode())
+                    else:
+                        st = entry.stat()
+                        key = _identity(st, entry.path)
+                        if hinted is None:
+                            hinted = bool(st.st_ino) and st.st_dev == dev and st.st_ino == entry.inode()
+                except OSError as exc:
+                    self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
+                    continue
+                file_via = via
+            rel = rel_base + name
+            if (excluded is not None and excluded(rel, name, False)) or (
+                ignored is not None and ignored(rel, False)
+            ):
                 continue
-            if self.excluder.excluded(rel, name, False) or ignores.ignored(rel, False):
-                continue
-            self.add_file(entry.path, display, st, folder.via_symlink or is_link)
+            shown = shown_base + (name if name.isascii() else _safe_display(name))
+            order = shown.replace(os.sep, "\0")  # _sort_key(shown)
+            current = files.get(key)
+            if current is None or (file_via, order) < _preference(current):
+                files[key] = (
+                    file_via,
+                    order,
+                    DiscoveredFile(path=_child_path(parsed, name, entry.path), display=shown),
+                )
         # depth first, in name order
         real.extend(reversed(subdirs))
         # (deferred symlinked folders are walked once no real folder is left)
 
 
-def _sort_key(display: str) -> tuple:
-    return tuple(display.split(os.sep))
+def _sort_key(display: str) -> str:
+    """Orders like the tuple of ``display``'s components (no component holds a NUL)."""
+    return display.replace(os.sep, "\0")
 
 
 def _real_ancestors(path: str) -> list[tuple]:
@@ -370,7 +556,7 @@ def _real_ancestors(path: str) -> list[tuple]:
     return found
 
 
-def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> GitIgnoreSpec | None:
+def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> _Matcher | None:
     try:
         with open(path, "rb") as handle:
             data = handle.read(1024 * 1024)
@@ -383,15 +569,19 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> GitIgn
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    lines = data.decode("utf-8", "replace").splitlines()
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except Exception as exc:  # a malformed pattern must not stop the run
+    compiled = walker.gitignores.get(data)  # identical .gitignore files are compiled once
+    if compiled is None:
+        lines = data.decode("utf-8", "replace").splitlines()
+        try:
+            compiled = _Matcher(GitIgnoreSpec.from_lines(lines))
+        except Exception as exc:  # a malformed pattern must not stop the run
+            compiled = f"invalid .gitignore ({exc}); its patterns are not applied"
+        walker.gitignores[data] = compiled
+    if isinstance(compiled, str):
         shown = prefix + (rel + "/" if rel else "") + ".gitignore"
-        walker.problem(
-            shown.replace("/", os.sep), f"invalid .gitignore ({exc}); its patterns are not applied"
-        )
+        walker.problem(shown.replace("/", os.sep), compiled)
         return None
+    return compiled
 
 
 def _parent_gitignores(root: str, walker: _Walker) -> _Ignores:
@@ -409,33 +599,32 @@ def _parent_gitignores(root: str, walker: _Walker) -> _Ignores:
         current = parent
     else:  # pragma: no cover
         return _Ignores()
-    levels: list[tuple[str, GitIgnoreSpec]] = []
+    levels: list[tuple[str, _Prefixed]] = []
     for folder in reversed(chain):  # outermost first
         path = os.path.join(folder, ".gitignore")
         if not os.path.isfile(path):
             continue
-        spec = _read_gitignore(path, walker, folder + os.sep, "")
-        if spec is None:
+        matcher = _read_gitignore(path, walker, folder + os.sep, "")
+        if matcher is None:
             continue
         # patterns of an outer .gitignore apply to paths relative to its folder: the root-relative
         # paths tested are looked up as "<root relative to that folder>/<path>"
         below = os.path.relpath(absolute, folder).replace(os.sep, "/")
-        levels.append(("", _Prefixed(spec, below + "/")))
+        levels.append(("", _Prefixed(matcher, below + "/")))
     return _Ignores(tuple(levels))
 
 
 class _Prefixed:
     """An outer ``.gitignore`` (of a folder above the root) seen from the root."""
 
-    def __init__(self, spec: GitIgnoreSpec, prefix: str) -> None:
-        self._spec = spec
+    __slots__ = ("_matcher", "_prefix")
+
+    def __init__(self, matcher: _Matcher, prefix: str) -> None:
+        self._matcher = matcher
         self._prefix = prefix
 
-    def check_file(self, path: str):
-        return self._spec.check_file(self._prefix + path)
-
-    def match_file(self, path: str) -> bool:  # pragma: no cover - pathspec < 0.12
-        return self._spec.match_file(self._prefix + path)
+    def check(self, path: str) -> bool | None:
+        return self._matcher.check(self._prefix + path)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -472,7 +661,7 @@ def discover(
         if user_excluder and _explicit_excluded(user_excluder, rel, name):
             continue
         walker.add_file(path, given, st, via_symlink=False)
-    files = sorted((entry[1] for entry in walker.files.values()), key=lambda f: _sort_key(f.display))
+    files = [entry[2] for entry in sorted(walker.files.values(), key=_order)]
     problems = sorted(set(walker.problems), key=lambda p: (_sort_key(p.display), p.message))
     return files, problems
 

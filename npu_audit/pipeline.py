@@ -82,7 +82,8 @@ def _analyze(job: Job) -> FileReport:
     from npu_audit.extract import extract_configs
 
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
-                                 [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs)
+                                 [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs,
+                                 text=source.text)
     report.dependencies = [str(p) for p in extraction.dependencies]
     if job.want_configs:
         from npu_audit.showconfig import configs_for
@@ -124,12 +125,13 @@ def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, i
     """Settings of the nearest pyproject.toml with [tool.npu-audit] above ``file``, then CLI overrides."""
     from npu_audit.settings import find_pyproject, from_pyproject
 
-    folder = file.parent
-    key = str(folder)
-    if key not in cache:
-        found = None if isolated else find_pyproject(folder)
-        cache[key] = from_pyproject(found, base, kb) if found else base
-    return replace(cache[key], **overrides) if overrides else cache[key]
+    key = os.path.dirname(str(file))
+    hit = cache.get(key)
+    if hit is None:
+        found = None if isolated else find_pyproject(Path(key or "."))
+        merged = from_pyproject(found, base, kb) if found else base
+        hit = cache[key] = replace(merged, **overrides) if overrides else merged
+    return hit
 
 
 def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, kb) -> RunReport:
@@ -142,7 +144,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     settings_cache: dict = {}
     jobs = []
     for f in files:
-        s = settings_for(Path(f.path), base, overrides, settings_cache, kb, options.isolated)
+        s = settings_for(f.path, base, overrides, settings_cache, kb, options.isolated)
         jobs.append(Job(file=str(f.path), display=f.display, roots=roots, settings=s, want_configs=options.want_configs))
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
                                  for p in problems]
@@ -163,7 +165,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
 
 def module_names(file: str, roots: tuple[str, ...]) -> set[str]:
     """Dotted names under which ``file`` can be imported from below the roots (every suffix)."""
-    path = Path(file).resolve()
+    path = Path(os.path.abspath(file))
     parts = list(path.with_suffix("").parts)
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]

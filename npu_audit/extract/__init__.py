@@ -17,7 +17,7 @@ import libcst as cst
 
 from npu_audit.extract.interpreter import Interpreter
 from npu_audit.extract.model import CodeFact, SessionConfig
-from npu_audit.extract.positions import Range, node_ranges
+from npu_audit.extract.positions import Range, statement_ranges
 from npu_audit.extract.project import ModuleState, Project
 
 
@@ -99,6 +99,7 @@ def extract_configs(
     roots: list[Path],
     max_bytes: int = 10 * 1024 * 1024,
     all_positions: bool = False,
+    text: Optional[str] = None,
 ) -> Extraction:
     display_for = display_for_factory(display, file)
     project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
@@ -111,7 +112,8 @@ def extract_configs(
     configs = [c for c in interp.configs if _relevant(c, display)]
     facts = [f for f in interp.loose_facts if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
-    ranges = _compute_positions(configs, facts, modules, None if all_positions else display)
+    ranges = _compute_positions(configs, facts, modules, None if all_positions else display, interp.tops,
+                                {display: text} if text is not None else {})
     return Extraction(
         ranges=ranges,
         display=display,
@@ -135,7 +137,7 @@ def _relevant(config: SessionConfig, display: str) -> bool:
 
 
 def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modules: dict[str, ModuleState],
-                       only: Optional[str] = None) -> dict:
+                       only: Optional[str] = None, tops: Optional[dict] = None, texts: Optional[dict] = None) -> dict:
     """Ranges of every node a finding or the config view may show. With ``only``, just the nodes of that
     file (positions cost a code-generation pass per module; helper modules are skipped unless needed)."""
     wanted: dict[str, list] = {}
@@ -178,7 +180,7 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
     for path, nodes in wanted.items():
         state = modules.get(path)
         if state is not None:
-            ranges.update(node_ranges(state.module, nodes))
+            ranges.update(statement_ranges(state.module, (texts or {}).get(path), nodes, tops or {}))
 
     def get(node):
         return ranges.get(id(node)) if node is not None else None

@@ -112,6 +112,7 @@ class Frame:
     function: Optional[FunctionRef] = None
     global_names: set[str] = field(default_factory=set)
     base_depth: int = 0  # len(branches) when the function started (caller's branches)
+    top: Optional[cst.CSTNode] = None  # the module-level statement that lexically contains the code read
 
     @property
     def scope(self) -> dict[str, Binding]:
@@ -130,6 +131,10 @@ class Interpreter:
         self._active: list[int] = []  # ids of function nodes being read (recursion guard)
         self._inlined: set[int] = set()
         self._implicit: dict[tuple[int, str], Sym] = {}
+        # id(node) -> the module-level statement containing it, for every node read; lets positions be
+        # computed for just those statements (npu_audit.extract.positions)
+        self.tops: dict[int, cst.CSTNode] = {}
+        self._fn_tops: dict[int, Optional[cst.CSTNode]] = {}
 
     # ---------------------------------------------------------------------------------------
     # modules
@@ -139,7 +144,11 @@ class Interpreter:
             return
         state.executing = True
         frame = Frame(module=state, locals=None)
-        self.exec_block(state.module.body, frame)
+        for stmt in state.module.body:
+            if frame.returned:
+                break
+            frame.top = stmt
+            self.exec_stmt(stmt, frame)
         state.executing = False
         state.executed = True
 
@@ -189,6 +198,7 @@ class Interpreter:
         return []
 
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
+        self.tops[id(stmt)] = frame.top
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self.exec_small(small, stmt, frame)
@@ -226,6 +236,7 @@ class Interpreter:
             self.exec_block(self._suite(stmt.body), frame)
         elif isinstance(stmt, cst.FunctionDef):
             fn = FunctionRef(stmt, frame.module, qualname=stmt.name.value)
+            self._fn_tops[id(stmt)] = frame.top
             self.bind(stmt.name.value, fn, frame)
             if frame.locals is None:
                 frame.module.functions.append(fn)
@@ -241,10 +252,12 @@ class Interpreter:
         self.bind(stmt.name.value, cls, frame)
         if frame.locals is None:
             frame.module.classes.append(cls)
-        class_frame = Frame(module=frame.module, locals={}, branches=list(frame.branches), calls=frame.calls)
+        class_frame = Frame(module=frame.module, locals={}, branches=list(frame.branches), calls=frame.calls,
+                            top=frame.top)
         for item in self._suite(stmt.body):
             if isinstance(item, cst.FunctionDef):
                 fn = FunctionRef(item, frame.module, owner=cls, qualname=f"{stmt.name.value}.{item.name.value}")
+                self._fn_tops[id(item)] = frame.top
                 cls.attrs[item.name.value] = fn
                 if frame.locals is None:
                     frame.module.functions.append(fn)
@@ -515,6 +528,7 @@ class Interpreter:
             self.eval(target.value, frame)
 
     def assign_attribute(self, target: cst.Attribute, value: Sym, frame: Frame, stmt, value_node) -> None:
+        self.tops[id(target)] = self.tops[id(target.attr)] = frame.top
         attr = target.attr.value
         base = self.eval(target.value, frame, want_object=attr in ("name",) or attr in FIELDS)
         if isinstance(base, EntryRef) and base.part == "item":
@@ -581,6 +595,7 @@ class Interpreter:
             return UNKNOWN
 
     def _eval(self, node, frame: Frame) -> Sym:  # noqa: C901 - one dispatch over node types
+        self.tops[id(node)] = frame.top
         if isinstance(node, cst.Name):
             return self.lookup(node.value, frame)
         if isinstance(node, cst.SimpleString):
@@ -598,7 +613,14 @@ class Interpreter:
             return self._fstring(node, frame)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             try:
-                return Const(ast.literal_eval(node.value), origin="literal", node=node, path=frame.module.display)
+                text = node.value
+                if isinstance(node, cst.Integer):
+                    number = int(text, 0) if not (len(text) > 1 and text[0] == "0" and text[1].isdigit()) else int(text)
+                elif isinstance(node, cst.Float):
+                    number = float(text)
+                else:
+                    number = ast.literal_eval(text)
+                return Const(number, origin="literal", node=node, path=frame.module.display)
             except Exception:
                 return UNKNOWN
         if isinstance(node, cst.UnaryOperation):
@@ -940,6 +962,7 @@ class Interpreter:
         loaded); user functions get them lazily, unknown functions never need them."""
         positional, keywords = [], {}
         for arg in call.args:
+            self.tops[id(arg)] = frame.top
             if arg.star:
                 self._eval(arg.value, frame)
                 continue
@@ -1067,6 +1090,7 @@ class Interpreter:
             branches=list(frame.branches) if not standalone else [],
             calls=calls if not standalone else (),
             function=fn,
+            top=self._fn_tops.get(id(node)),
         )
         inner.base_depth = len(inner.branches)
         params = node.params
@@ -1074,7 +1098,7 @@ class Interpreter:
         values = list(args)
         if fn.bound_self is not None:
             values = [fn.bound_self] + values
-        default_frame = Frame(module=fn.module, locals=None)
+        default_frame = Frame(module=fn.module, locals=None, top=self._fn_tops.get(id(node)))
         for i, param in enumerate(ordered):
             name = param.name.value
             if i < len(values):

@@ -106,3 +106,73 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
         if found is not None:
             out[id(n)] = Range(found[0], found[1] + 1, found[2], found[3] + 1)
     return out
+
+
+def _statement_starts(text: str, module: cst.Module) -> Optional[list[int]]:
+    """First line of each module-level statement as libcst generates it (its leading blank and
+    comment lines included), from CPython's fast ``ast`` parser. None when the two parsers disagree."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    starts: list[int] = []
+    last_end = 0
+    for node in tree.body:
+        first = node.lineno
+        for deco in getattr(node, "decorator_list", ()):
+            first = min(first, deco.lineno)
+        if first == last_end and starts:
+            last_end = node.end_lineno or first  # `a = 1; b = 2`: one libcst statement line
+            continue
+        starts.append(first)
+        last_end = node.end_lineno or first
+    if len(starts) != len(module.body):
+        return None
+    return [first - len(getattr(stmt, "leading_lines", ())) for first, stmt in zip(starts, module.body)]
+
+
+def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cst.CSTNode], tops: dict) -> dict[int, Range]:
+    """Like :func:`node_ranges`, but code-generates only the module-level statements that contain the
+    nodes (``tops`` maps id(node) -> its module-level statement). Falls back to the whole module when a
+    node's statement is unknown or the ast/libcst statement lines disagree."""
+    nodes = [n for n in nodes if n is not None]
+    if not nodes:
+        return {}
+    if text is None:
+        return node_ranges(module, nodes)
+    by_top: dict[int, list] = {}
+    for n in nodes:
+        top = tops.get(id(n))
+        if top is None:
+            return node_ranges(module, nodes)
+        by_top.setdefault(id(top), []).append(n)
+    starts = _statement_starts(text, module)
+    if starts is None:
+        return node_ranges(module, nodes)
+    index = {id(stmt): i for i, stmt in enumerate(module.body)}
+    import re
+
+    line_offsets = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    out: dict[int, Range] = {}
+    for top_id, group in by_top.items():
+        i = index.get(top_id)
+        if i is None:
+            return node_ranges(module, nodes)
+        stmt = module.body[i]
+        state = _TrackingState(module, {id(n) for n in group})
+        state.line = starts[i]
+        stmt._codegen(state)
+        generated = "".join(state.tokens)
+        start_line = starts[i]
+        if start_line - 1 >= len(line_offsets) or not text.startswith(generated, line_offsets[start_line - 1]):
+            return node_ranges(module, nodes)
+        for n in group:
+            found = state.found.get(id(n))
+            if found is not None:
+                out[id(n)] = Range(found[0], found[1] + 1, found[2], found[3] + 1)
+    return out

@@ -1,6 +1,6 @@
 """The JSON output: a documented, versioned public contract.
 
-One JSON object (``indent=2``, UTF-8 text kept as is, trailing newline)::
+One JSON object (one diagnostic per line, UTF-8 text kept as is, trailing newline)::
 
     {
       "version": 1,                      # bumped on any incompatible change
@@ -105,4 +105,15 @@ def _default(o):
 
 
 def render(report: RunReport, *, rules: Sequence = ()) -> str:
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, default=_default) + "\n"
+    """Pretty-printed, except that each diagnostic takes one line: reviewers still read it, and big
+    reports use json's fast C encoder (``indent`` would force the slow pure-Python one)."""
+    data = to_dict(report)
+    diagnostics = data.pop("diagnostics")
+    summary = data.pop("summary")
+    dump = lambda o: json.dumps(o, ensure_ascii=False, default=_default)  # noqa: E731
+    head = "".join(f'  "{k}": {dump(v)},\n' for k, v in data.items())
+    if diagnostics:
+        body = '  "diagnostics": [\n' + ",\n".join("    " + dump(d) for d in diagnostics) + "\n  ],\n"
+    else:
+        body = '  "diagnostics": [],\n'
+    return "{\n" + head + body + f'  "summary": {dump(summary)}\n' + "}\n"
