@@ -113,6 +113,7 @@ class Frame:
     global_names: set[str] = field(default_factory=set)
     base_depth: int = 0  # len(branches) when the function started (caller's branches)
     top: Optional[cst.CSTNode] = None  # the module-level statement that lexically contains the code read
+    stmts: tuple = ()  # the statements lexically enclosing the code read, outermost first
 
     @property
     def scope(self) -> dict[str, Binding]:
@@ -133,8 +134,8 @@ class Interpreter:
         self._implicit: dict[tuple[int, str], Sym] = {}
         # id(node) -> the module-level statement containing it, for every node read; lets positions be
         # computed for just those statements (npu_audit.extract.positions)
-        self.tops: dict[int, cst.CSTNode] = {}
-        self._fn_tops: dict[int, Optional[cst.CSTNode]] = {}
+        self.tops: dict[int, tuple] = {}  # id(node) -> enclosing statements (outermost first)
+        self._fn_tops: dict[int, tuple] = {}
 
     # ---------------------------------------------------------------------------------------
     # modules
@@ -148,6 +149,7 @@ class Interpreter:
             if frame.returned:
                 break
             frame.top = stmt
+            frame.stmts = ()
             self.exec_stmt(stmt, frame)
         state.executing = False
         state.executed = True
@@ -198,7 +200,15 @@ class Interpreter:
         return []
 
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
-        self.tops[id(stmt)] = frame.top
+        outer = frame.stmts
+        frame.stmts = outer + (stmt,)
+        self.tops[id(stmt)] = frame.stmts
+        try:
+            self._exec_stmt(stmt, frame)
+        finally:
+            frame.stmts = outer
+
+    def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self.exec_small(small, stmt, frame)
@@ -236,7 +246,7 @@ class Interpreter:
             self.exec_block(self._suite(stmt.body), frame)
         elif isinstance(stmt, cst.FunctionDef):
             fn = FunctionRef(stmt, frame.module, qualname=stmt.name.value)
-            self._fn_tops[id(stmt)] = frame.top
+            self._fn_tops[id(stmt)] = (frame.top, frame.stmts)
             self.bind(stmt.name.value, fn, frame)
             if frame.locals is None:
                 frame.module.functions.append(fn)
@@ -253,11 +263,11 @@ class Interpreter:
         if frame.locals is None:
             frame.module.classes.append(cls)
         class_frame = Frame(module=frame.module, locals={}, branches=list(frame.branches), calls=frame.calls,
-                            top=frame.top)
+                            top=frame.top, stmts=frame.stmts)
         for item in self._suite(stmt.body):
             if isinstance(item, cst.FunctionDef):
                 fn = FunctionRef(item, frame.module, owner=cls, qualname=f"{stmt.name.value}.{item.name.value}")
-                self._fn_tops[id(item)] = frame.top
+                self._fn_tops[id(item)] = (frame.top, frame.stmts + (item,))
                 cls.attrs[item.name.value] = fn
                 if frame.locals is None:
                     frame.module.functions.append(fn)
@@ -528,7 +538,7 @@ class Interpreter:
             self.eval(target.value, frame)
 
     def assign_attribute(self, target: cst.Attribute, value: Sym, frame: Frame, stmt, value_node) -> None:
-        self.tops[id(target)] = self.tops[id(target.attr)] = frame.top
+        self.tops[id(target)] = self.tops[id(target.attr)] = frame.stmts
         attr = target.attr.value
         base = self.eval(target.value, frame, want_object=attr in ("name",) or attr in FIELDS)
         if isinstance(base, EntryRef) and base.part == "item":
@@ -595,7 +605,7 @@ class Interpreter:
             return UNKNOWN
 
     def _eval(self, node, frame: Frame) -> Sym:  # noqa: C901 - one dispatch over node types
-        self.tops[id(node)] = frame.top
+        self.tops[id(node)] = frame.stmts
         if isinstance(node, cst.Name):
             return self.lookup(node.value, frame)
         if isinstance(node, cst.SimpleString):
@@ -962,7 +972,9 @@ class Interpreter:
         loaded); user functions get them lazily, unknown functions never need them."""
         positional, keywords = [], {}
         for arg in call.args:
-            self.tops[id(arg)] = frame.top
+            self.tops[id(arg)] = frame.stmts
+            if arg.keyword is not None:
+                self.tops[id(arg.keyword)] = frame.stmts
             if arg.star:
                 self._eval(arg.value, frame)
                 continue
@@ -1090,7 +1102,8 @@ class Interpreter:
             branches=list(frame.branches) if not standalone else [],
             calls=calls if not standalone else (),
             function=fn,
-            top=self._fn_tops.get(id(node)),
+            top=self._fn_tops.get(id(node), (None, ()))[0],
+            stmts=self._fn_tops.get(id(node), (None, ()))[1],
         )
         inner.base_depth = len(inner.branches)
         params = node.params
@@ -1098,7 +1111,8 @@ class Interpreter:
         values = list(args)
         if fn.bound_self is not None:
             values = [fn.bound_self] + values
-        default_frame = Frame(module=fn.module, locals=None, top=self._fn_tops.get(id(node)))
+        default_frame = Frame(module=fn.module, locals=None, top=self._fn_tops.get(id(node), (None, ()))[0],
+                              stmts=self._fn_tops.get(id(node), (None, ()))[1])
         for i, param in enumerate(ordered):
             name = param.name.value
             if i < len(values):

@@ -108,70 +108,131 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
     return out
 
 
-def _statement_starts(text: str, module: cst.Module) -> Optional[list[int]]:
-    """First line of each module-level statement as libcst generates it (its leading blank and
-    comment lines included), from CPython's fast ``ast`` parser. None when the two parsers disagree."""
-    import ast
-    import warnings
+def _blocks(node) -> list:
+    """(libcst statements, ast field path) pairs of the statement blocks directly inside a compound
+    statement, in document order. Blocks written on one line (``if x: y``) are not statement lists."""
+    out = []
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    starts: list[int] = []
-    last_end = 0
-    for node in tree.body:
-        first = node.lineno
-        for deco in getattr(node, "decorator_list", ()):
-            first = min(first, deco.lineno)
-        if first == last_end and starts:
-            last_end = node.end_lineno or first  # `a = 1; b = 2`: one libcst statement line
-            continue
-        starts.append(first)
-        last_end = node.end_lineno or first
-    if len(starts) != len(module.body):
-        return None
-    return [first - len(getattr(stmt, "leading_lines", ())) for first, stmt in zip(starts, module.body)]
+    def block(suite, field):
+        if isinstance(suite, cst.IndentedBlock):
+            out.append((list(suite.body), field))
+
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.With)):
+        block(node.body, ("body",))
+    elif isinstance(node, cst.If):
+        block(node.body, ("body",))
+        if isinstance(node.orelse, cst.If):
+            out.append(([node.orelse], ("orelse",)))
+        elif node.orelse is not None:
+            block(node.orelse.body, ("orelse",))
+    elif isinstance(node, (cst.For, cst.While)):
+        block(node.body, ("body",))
+        if node.orelse is not None:
+            block(node.orelse.body, ("orelse",))
+    elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+        block(node.body, ("body",))
+        for i, handler in enumerate(node.handlers):
+            block(handler.body, ("handlers", i, "body"))
+        if node.orelse is not None:
+            block(node.orelse.body, ("orelse",))
+        if node.finalbody is not None:
+            block(node.finalbody.body, ("finalbody",))
+    return out
+
+
+def _ast_field(node, field):
+    for part in field:
+        node = node[part] if isinstance(part, int) else getattr(node, part, None)
+        if node is None:
+            return None
+    return node
+
+
+def _ast_index(stmts: list, i: int) -> int:
+    """Index in the ast statement list of libcst statement ``i`` (``a; b`` is one libcst line, two ast statements)."""
+    j = 0
+    for stmt in stmts[:i]:
+        j += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+    return j
+
+
+def _locate(path: tuple, module: cst.Module, tree) -> Optional[object]:
+    """The ast statement for the innermost libcst statement of ``path`` (outermost first)."""
+    stmts, ast_stmts = list(module.body), tree.body
+    node = None
+    for depth, stmt in enumerate(path):
+        try:
+            i = next(k for k, s in enumerate(stmts) if s is stmt)
+        except StopIteration:
+            return None
+        j = _ast_index(stmts, i)
+        if j >= len(ast_stmts):
+            return None
+        node = ast_stmts[j]
+        if depth + 1 == len(path):
+            return node
+        nxt = path[depth + 1]
+        found = None
+        for block, field in _blocks(stmt):
+            if any(s is nxt for s in block):
+                found = (block, _ast_field(node, field))
+                break
+        if found is None or found[1] is None:
+            return None
+        stmts, ast_stmts = found
+    return node
 
 
 def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cst.CSTNode], tops: dict) -> dict[int, Range]:
-    """Like :func:`node_ranges`, but code-generates only the module-level statements that contain the
-    nodes (``tops`` maps id(node) -> its module-level statement). Falls back to the whole module when a
-    node's statement is unknown or the ast/libcst statement lines disagree."""
+    """Like :func:`node_ranges`, but code-generates only the innermost statements that contain the
+    nodes (``tops`` maps id(node) -> its enclosing statements, outermost first), placed at the line and
+    indentation CPython's ``ast`` gives them. Every generated statement is compared with the source
+    text; on any doubt the whole module is code-generated instead."""
+    import ast
+    import re
+    import warnings
+
     nodes = [n for n in nodes if n is not None]
     if not nodes:
         return {}
     if text is None:
         return node_ranges(module, nodes)
-    by_top: dict[int, list] = {}
+    groups: dict[int, tuple] = {}
+    members: dict[int, list] = {}
     for n in nodes:
-        top = tops.get(id(n))
-        if top is None:
+        path = tops.get(id(n))
+        if not path:
             return node_ranges(module, nodes)
-        by_top.setdefault(id(top), []).append(n)
-    starts = _statement_starts(text, module)
-    if starts is None:
+        groups[id(path[-1])] = path
+        members.setdefault(id(path[-1]), []).append(n)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return node_ranges(module, nodes)
-    index = {id(stmt): i for i, stmt in enumerate(module.body)}
-    import re
-
     line_offsets = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
     out: dict[int, Range] = {}
-    for top_id, group in by_top.items():
-        i = index.get(top_id)
-        if i is None:
+    for key, path in groups.items():
+        stmt = path[-1]
+        node = _locate(path, module, tree)
+        if node is None:
             return node_ranges(module, nodes)
-        stmt = module.body[i]
-        state = _TrackingState(module, {id(n) for n in group})
-        state.line = starts[i]
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        if first - 1 >= len(line_offsets):
+            return node_ranges(module, nodes)
+        line_start = line_offsets[first - 1]
+        line_text = text[line_start: line_offsets[first] if first < len(line_offsets) else len(text)]
+        indent = line_text[: len(line_text) - len(line_text.lstrip(" \t\f"))]
+        start_line = first - len(getattr(stmt, "leading_lines", ()))
+        state = _TrackingState(module, {id(n) for n in members[key]})
+        state.line = start_line
+        state.indent_tokens = [indent] if indent else []
         stmt._codegen(state)
         generated = "".join(state.tokens)
-        start_line = starts[i]
-        if start_line - 1 >= len(line_offsets) or not text.startswith(generated, line_offsets[start_line - 1]):
+        if start_line < 1 or not text.startswith(generated, line_offsets[start_line - 1]):
             return node_ranges(module, nodes)
-        for n in group:
+        for n in members[key]:
             found = state.found.get(id(n))
             if found is not None:
                 out[id(n)] = Range(found[0], found[1] + 1, found[2], found[3] + 1)
