@@ -210,7 +210,10 @@ def big_npu_script(lines: int = 1000) -> str:
         if i % 10 == 0:
             out.append(f'custom_op.parameter_map["{keys[i // 10 % len(keys)]}"].i = {i}')
         i += 1
-    return "\n".join(out[:lines]) + "\n"
+    out = out[:lines]
+    while out and out[-1].startswith(("def ", "    y =")):
+        out.pop()  # never end inside a function header
+    return "\n".join(out) + "\n"
 
 
 def timed(cmd, runs=1, env=None) -> list[float]:

@@ -20,15 +20,16 @@ Rules:
 
 from __future__ import annotations
 
+import codecs
 import errno
+import gc
 import os
 import re
 import stat
 import sys
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Union
 
@@ -86,37 +87,45 @@ def _is_path_pattern(line: str) -> bool:
 
 
 class _Matcher:
-    """A ``GitIgnoreSpec`` with an exact shortcut: most paths match none of its patterns, and one
-    regular expression (the patterns' own, joined) says so far quicker than trying them one by one.
-    Whatever it matches goes through the spec. The joined expression is only built for a spec used
-    often, and not at all when the patterns are not plain enough to be joined safely."""
+    """A ``GitIgnoreSpec`` with an exact shortcut: most paths match none of its patterns, which the
+    patterns' own regular expressions say far quicker than the spec does (then joined into one for
+    a spec used often, when they are plain enough to be joined safely). Whatever one of them
+    matches goes through the spec."""
 
-    __slots__ = ("spec", "_search", "_uses")
+    __slots__ = ("spec", "_check_file", "_searches", "_joined", "_uses")
 
-    _BUILD_AFTER = 48  # checks before joining (joining costs about what a hundred checks cost)
+    _JOIN_AFTER = 256  # uses before joining (joining costs about what 300 uses save)
 
     def __init__(self, spec: GitIgnoreSpec) -> None:
         self.spec = spec
-        self._search = None  # the joined expression's search, once built (False: none possible)
+        self._check_file = getattr(spec, "check_file", None)
+        self._searches = _pattern_searches(spec)  # None: no shortcut
+        self._joined = None  # the joined expression's search, once built (False: none possible)
         self._uses = 0
 
     def _none_matches(self, path: str) -> bool:
-        """True when certainly no pattern matches ``path``; False when the spec must decide."""
-        search = self._search
-        if search is None:
-            self._uses += 1
-            if self._uses < self._BUILD_AFTER:
+        """True when certainly none of the patterns matches ``path``; False: the spec decides."""
+        joined = self._joined
+        if joined is None:
+            searches = self._searches
+            if searches is None:
                 return False
-            search = self._search = _joined_search(self.spec)
-        return search is not False and search(normalize_file(path)) is None
+            self._uses += 1
+            if self._uses < self._JOIN_AFTER:
+                path = normalize_file(path)  # what the spec matches its patterns against
+                for search in searches:
+                    if search(path) is not None:
+                        return False
+                return True
+            joined = self._joined = _joined_search(self.spec)
+        return joined is not False and joined(normalize_file(path)) is None
 
     def check(self, path: str) -> bool | None:
         """True: ignored; False: re-included by a negation; None: no pattern matches."""
         if self._none_matches(path):
             return None
-        check = getattr(self.spec, "check_file", None)
-        if check is not None:
-            return check(path).include
+        if self._check_file is not None:
+            return self._check_file(path).include
         return True if self.spec.match_file(path) else None  # pragma: no cover - pathspec < 0.12
 
     def match(self, path: str) -> bool:
@@ -125,9 +134,24 @@ class _Matcher:
         return self.spec.match_file(path)
 
 
+def _pattern_searches(spec: GitIgnoreSpec) -> list | None:
+    """The ``search`` of each active pattern's expression (pathspec matches a path when one of them
+    finds it), or None when a pattern is not a plain regular expression."""
+    searches = []
+    for pattern in spec.patterns:
+        if pattern.include is None:  # comments, blank lines: the spec skips them too
+            continue
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+            return None  # pragma: no cover - not a pathspec we know
+        searches.append(regex.search)
+    return searches
+
+
 _ANY_FOLDER = "^(?:.+/)?"  # how gitignore patterns without a "/" start: in any folder
 _DIR_GROUP = "(?P<ps_d>"  # pathspec's one named group (was it matched as a folder?)
 _EXTENSION = re.compile(r"\(\?(?!:)")  # "(?" other than "(?:" (inline flags, look-arounds...)
+_WARNS = ("[[", "--", "&&", "~~", "||")  # in a set, re warns about them: pathspec did already
 
 
 def _joined_search(spec: GitIgnoreSpec):
@@ -142,39 +166,75 @@ def _joined_search(spec: GitIgnoreSpec):
                 continue
             regex = getattr(pattern, "regex", None)
             if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
-                return False
+                return False  # pragma: no cover - not a pathspec we know
             if flags is None:
                 flags = regex.flags
             names = regex.groupindex
             text = regex.pattern
             if (
                 regex.flags != flags
+                or flags & re.VERBOSE
                 or regex.groups != len(names)
                 or any(name != "ps_d" for name in names)
                 or text.count(_DIR_GROUP) != len(names)
+                or any(sequence in text for sequence in _WARNS)
             ):
                 return False
             text = text.replace(_DIR_GROUP, "(?:")  # the same group, without a name to clash
             if _EXTENSION.search(text):
                 return False
             body = text[len(_ANY_FOLDER) :]
-            if text.startswith(_ANY_FOLDER) and body[:1] not in ("", "?", "*", "+", "{") and "|" not in body:
+            if text.startswith(_ANY_FOLDER) and body[:1] not in ("?", "*", "+", "{") and _is_sequence(body):
                 common.append(body)  # "^(?:.+/)?A|^(?:.+/)?B" matches what "^(?:.+/)?(?:A|B)" does
             else:
                 others.append(text)
         if flags is None:  # no pattern at all
-            return lambda path: None
+            return _no_match
         alternatives = [f"(?:{text})" for text in others]
         if common:
             alternatives.insert(0, _ANY_FOLDER + "(?:" + "|".join(f"(?:{body})" for body in common) + ")")
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            joined = re.compile("|".join(alternatives), flags)
+        joined = re.compile("|".join(alternatives), flags)
         if joined.groups:  # pragma: no cover - excluded above
             return False
         return joined.search
     except Exception:  # pragma: no cover - whatever goes wrong, the spec alone decides
         return False
+
+
+def _no_match(path: str) -> None:
+    return None
+
+
+def _is_sequence(expression: str) -> bool:
+    """Whether a regular expression is not empty, has balanced parentheses and no "|" outside
+    them: "^(?:.+/)?" followed by it is that prefix followed by the expression."""
+    depth = 0
+    i, end = 0, len(expression)
+    while i < end:
+        char = expression[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":  # a set: "]" right after "[" or "[^" is a member, escapes are skipped
+            i += 1
+            if expression.startswith("^", i):
+                i += 1
+            if expression.startswith("]", i):
+                i += 1
+            while i < end and expression[i] != "]":
+                i += 2 if expression[i] == "\\" else 1
+            if i >= end:
+                return False
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif char == "|" and depth == 0:
+            return False
+        i += 1
+    return depth == 0 and end > 0
 
 
 class _Excluder:
@@ -185,21 +245,24 @@ class _Excluder:
         name_lines = [p for p in lines if not _is_path_pattern(p)]
         self._names = _Matcher(GitIgnoreSpec.from_lines(name_lines)) if name_lines else None
         self._paths = _Matcher(GitIgnoreSpec.from_lines(lines)) if len(name_lines) != len(lines) else None
-        self._cache: dict[str, bool] = {}
+        # name (+ "/" for a folder) -> excluded by a name pattern; None without name patterns
+        self.names: dict[str, bool] | None = {} if self._names is not None else None
+        self.paths = self._paths.match if self._paths is not None else None  # rel (+ "/") -> bool
 
     def __bool__(self) -> bool:
         return self._names is not None or self._paths is not None
 
     def excluded(self, rel: str, name: str, is_dir: bool) -> bool:
         suffix = "/" if is_dir else ""
-        if self._names is not None:
-            key = name + suffix
-            hit = self._cache.get(key)
-            if hit is None:
-                hit = self._cache[key] = self._names.match(key)
-            if hit:
-                return True
-        return self._paths is not None and self._paths.match(rel + suffix)
+        if self.names is not None and self.name_excluded(name + suffix):
+            return True
+        return self.paths is not None and self.paths(rel + suffix)
+
+    def name_excluded(self, key: str) -> bool:
+        hit = self.names.get(key)
+        if hit is None:
+            hit = self.names[key] = self._names.match(key)
+        return hit
 
 
 class _Ignores:
@@ -231,6 +294,9 @@ class _Ignores:
 
 # --------------------------------------------------------------------------------------------------
 # Displays and identities
+
+
+_FS_UTF8 = codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"
 
 
 def _safe_display(text: str) -> str:
@@ -336,8 +402,6 @@ class _Dir:
 
 
 _entry_name = attrgetter("name")
-_preference = itemgetter(0, 1)  # of a self.files value: (via a symlink, sort key)
-_order = itemgetter(1)  # sort key
 
 
 class _Walker:
@@ -345,8 +409,8 @@ class _Walker:
         self.excluder = excluder
         self.respect_gitignore = respect_gitignore
         self.visited: set[tuple] = set()
-        # identity -> (reached via a symlink, sort key, DiscoveredFile); the smallest (via, key) wins
-        self.files: dict[tuple, tuple[bool, str, DiscoveredFile]] = {}
+        self.files: dict[tuple, DiscoveredFile] = {}  # identity -> the file listed
+        self.linked: set[tuple] = set()  # identities whose listed file was reached through a symlink
         self.problems: list[DiscoveryProblem] = []
         self.gitignores: dict[bytes, _Matcher | str] = {}  # content -> compiled, or why it is not
 
@@ -354,14 +418,25 @@ class _Walker:
 
     def add_file(self, path: str, display: str, st: os.stat_result, via_symlink: bool) -> None:
         shown = _safe_display(display)
-        self._add(_identity(st, path), via_symlink, shown, None, path)
+        key = _identity(st, path)
+        if self.prefer(key, via_symlink, shown):
+            self.files[key] = DiscoveredFile(Path(path), shown)
 
-    def _add(self, key: tuple, via: bool, shown: str, parent: Path | None, path: str, name: str = "") -> None:
-        order = shown.replace(os.sep, "\0")  # _sort_key(shown)
+    def prefer(self, key: tuple, via_symlink: bool, shown: str) -> bool:
+        """Whether a file seen as ``shown`` is listed rather than the one already seen (if any) with
+        the same identity: the real path of a file wins over paths through symlinks, then the
+        smallest display."""
         current = self.files.get(key)
-        if current is None or (via, order) < _preference(current):
-            built = Path(path) if parent is None else _child_path(parent, name, path)
-            self.files[key] = (via, order, DiscoveredFile(path=built, display=shown))
+        if current is None:
+            if via_symlink:
+                self.linked.add(key)
+            return True
+        current_via = key in self.linked
+        if (via_symlink, _sort_key(shown)) < (current_via, _sort_key(current.display)):
+            if current_via and not via_symlink:
+                self.linked.discard(key)
+            return True
+        return False
 
     def problem(self, display: str, message: str) -> None:
         self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message))
@@ -431,17 +506,22 @@ class _Walker:
         entries.sort(key=_entry_name)
 
         ignores = folder.ignores
-        if self.respect_gitignore and any(e.name == ".gitignore" for e in entries):
+        if self.respect_gitignore and ".gitignore" in map(_entry_name, entries):
             matcher = _read_gitignore(os.path.join(folder.path, ".gitignore"), self, prefix, folder.rel)
             if matcher is not None:
                 ignores = ignores.with_level(folder.rel + "/" if folder.rel else "", matcher)
 
         # per folder, not per entry: the checks that apply, how names are shown and related to the root
-        excluded = self.excluder.excluded if self.excluder else None
+        excluder = self.excluder
+        excluded = excluder.excluded if excluder else None
+        names_excluded = excluder.names  # the name patterns' verdicts so far (a cache)
+        paths_excluded = excluder.paths
         ignored = ignores.ignored if ignores.levels else None
         rel_base = folder.rel + "/" if folder.rel else ""
         display_base = display_dir + os.sep if folder.rel else prefix  # display = display_base + name
-        shown_base = _safe_display(display_base)  # it ends with a separator (or is "", or "C:")
+        # _safe_display(display_base + name) is shown_base + _safe_display(name): display_base ends
+        # with a separator (or is "", or "C:"), an ASCII character that UTF-8 decodes on its own
+        shown_base = _safe_display(display_base)
         via = folder.via_symlink
         dev = folder.dev
         parsed = folder.parsed
@@ -468,7 +548,12 @@ class _Walker:
                 ):
                     continue
                 child = _Dir(
-                    entry.path, rel, folder.ancestors, ignores, via or is_link, _child_path(parsed, name, entry.path)
+                    entry.path,
+                    rel,
+                    folder.ancestors,
+                    ignores,
+                    via or is_link,
+                    _child_path(parsed, name, entry.path),
                 )
                 if is_link:
                     deferred.append((child, display_base + name))
@@ -516,27 +601,30 @@ class _Walker:
                     self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
                     continue
                 file_via = via
-            rel = rel_base + name
-            if (excluded is not None and excluded(rel, name, False)) or (
-                ignored is not None and ignored(rel, False)
+            if names_excluded is not None:  # excluder.excluded(rel, name, False), inlined
+                hit = names_excluded.get(name)
+                if hit or (hit is None and excluder.name_excluded(name)):
+                    continue
+            if (paths_excluded is not None and paths_excluded(rel_base + name)) or (
+                ignored is not None and ignored(rel_base + name, False)
             ):
                 continue
-            shown = shown_base + (name if name.isascii() else _safe_display(name))
-            order = shown.replace(os.sep, "\0")  # _sort_key(shown)
-            current = files.get(key)
-            if current is None or (file_via, order) < _preference(current):
-                files[key] = (
-                    file_via,
-                    order,
-                    DiscoveredFile(path=_child_path(parsed, name, entry.path), display=shown),
-                )
+            if name.isascii():
+                shown = shown_base + name
+            elif _FS_UTF8:
+                shown = shown_base + _safe_display(name)
+            else:  # pragma: no cover - names not in UTF-8: shown as a whole
+                shown = _safe_display(display_base + name)
+            if (key not in files and not file_via) or self.prefer(key, file_via, shown):
+                files[key] = DiscoveredFile(_child_path(parsed, name, entry.path), shown)
         # depth first, in name order
         real.extend(reversed(subdirs))
         # (deferred symlinked folders are walked once no real folder is left)
 
 
 def _sort_key(display: str) -> str:
-    """Orders like the tuple of ``display``'s components (no component holds a NUL)."""
+    """Sorts like the tuple of ``display``'s components: the separator replaced by a character that
+    sorts before any other and that no path holds."""
     return display.replace(os.sep, "\0")
 
 
@@ -637,6 +725,24 @@ def discover(
     default_excludes: Iterable[str] = DEFAULT_EXCLUDES,
 ) -> tuple[list[DiscoveredFile], list[DiscoveryProblem]]:
     """The files to analyse below ``paths`` (sorted, each real file once) and the problems met."""
+    # A big tree makes tens of thousands of lasting objects and no reference cycles: the cyclic
+    # garbage collector would only walk them again and again (a quarter of the time), so it pauses.
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        return _discover(paths, exclude, respect_gitignore, default_excludes)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _discover(
+    paths: Iterable[_PathArg],
+    exclude: Iterable[str],
+    respect_gitignore: bool,
+    default_excludes: Iterable[str],
+) -> tuple[list[DiscoveredFile], list[DiscoveryProblem]]:
     exclude = [exclude] if isinstance(exclude, str) else list(exclude)
     user_excluder = _Excluder(exclude)
     walk_excluder = _Excluder(list(default_excludes) + exclude)
@@ -661,7 +767,9 @@ def discover(
         if user_excluder and _explicit_excluded(user_excluder, rel, name):
             continue
         walker.add_file(path, given, st, via_symlink=False)
-    files = [entry[2] for entry in sorted(walker.files.values(), key=_order)]
+    found = list(walker.files.values())
+    order = [file.display.replace(os.sep, "\0") for file in found]  # _sort_key(file.display)
+    files = [found[i] for i in sorted(range(len(found)), key=order.__getitem__)]
     problems = sorted(set(walker.problems), key=lambda p: (_sort_key(p.display), p.message))
     return files, problems
 

@@ -319,3 +319,258 @@ def test_single_string_argument(in_tmp):
     touch(in_tmp, "a.py")
     assert displays(discover("a.py")[0]) == ["a.py"]
     assert displays(discover(Path("a.py"))[0]) == ["a.py"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Speed-ups that must not show: file identities without a stat per file, patterns tried at once,
+# paths built from their folder's parts, the garbage collector paused
+
+
+class _Entry:
+    """An os.DirEntry whose listing inode number and stat can be made to lie or fail."""
+
+    def __init__(self, entry, inode=None, stat_error=None):
+        self._entry, self._inode, self._stat_error = entry, inode, stat_error
+        self.name, self.path = entry.name, entry.path
+
+    def is_symlink(self):
+        return self._entry.is_symlink()
+
+    def is_dir(self, *, follow_symlinks=True):
+        return self._entry.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks=True):
+        return self._entry.is_file(follow_symlinks=follow_symlinks)
+
+    def inode(self):
+        return self._entry.inode() if self._inode is None else self._inode
+
+    def stat(self, *, follow_symlinks=True):
+        if self._stat_error is not None and not self._entry.is_dir(follow_symlinks=False):
+            raise self._stat_error
+        return self._entry.stat(follow_symlinks=follow_symlinks)
+
+
+def _patched_scandir(monkeypatch, **entry_options):
+    real_scandir = os.scandir
+
+    class Listing:
+        def __init__(self, path):
+            self._it = real_scandir(path)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+        def __iter__(self):
+            return (_Entry(entry, **entry_options) for entry in self._it)
+
+    monkeypatch.setattr(os, "scandir", Listing)
+
+
+@posix_only
+def test_hard_links_are_listed_once(in_tmp):
+    touch(in_tmp, "proj/a.py", "proj/z.py")
+    (in_tmp / "proj" / "sub").mkdir()
+    os.link(in_tmp / "proj" / "a.py", in_tmp / "proj" / "sub" / "b.py")
+    os.link(in_tmp / "proj" / "z.py", in_tmp / "proj" / "y.py")
+    files, problems = discover(["proj"])
+    assert problems == []
+    assert displays(files) == [J("proj", "a.py"), J("proj", "y.py")]
+
+
+@posix_only
+def test_identities_do_not_trust_listing_inode_numbers_that_stat_contradicts(in_tmp, monkeypatch):
+    # some file systems (FUSE without use_ino, overlays) list inode numbers that stat does not give
+    touch(in_tmp, "proj/a.py", "proj/b.py", "proj/c.py", "proj/sub/d.py", "shared/e.py")
+    os.symlink(in_tmp / "proj" / "b.py", in_tmp / "proj" / "sub" / "link.py")
+    os.symlink(in_tmp / "shared", in_tmp / "proj" / "ext")
+    _patched_scandir(monkeypatch, inode=12345)  # the same number for every file
+    files, problems = discover(["proj"])
+    assert problems == []
+    assert displays(files) == [
+        J("proj", "a.py"),
+        J("proj", "b.py"),
+        J("proj", "c.py"),
+        J("proj", "ext", "e.py"),
+        J("proj", "sub", "d.py"),
+    ]
+
+
+@posix_only
+def test_files_that_cannot_be_stat_ed_are_reported(in_tmp, monkeypatch):
+    # a folder that can be listed but not searched (r--): every file is reported, as before
+    touch(in_tmp, "proj/a.py", "proj/b.py", "proj/notes.txt")
+    _patched_scandir(monkeypatch, stat_error=PermissionError(13, "Permission denied"))
+    files, problems = discover(["proj"])
+    assert files == []
+    assert [(p.display, p.message) for p in problems] == [
+        (J("proj", "a.py"), "permission denied, skipped"),
+        (J("proj", "b.py"), "permission denied, skipped"),
+    ]
+
+
+def test_sort_order_with_names_sorting_around_the_separator(in_tmp):
+    # " ", "!", "-", "." sort before "/" and "0", "_" after it: displays sort by path components
+    touch(
+        in_tmp,
+        "a/x.py",
+        "a b/x.py",
+        "a!.py",
+        "a-b/x.py",
+        "a.b/x.py",
+        "a.py",
+        "a0/x.py",
+        "a_b.py",
+        "a/b/x.py",
+        "a/b.py",
+        "A.py",
+    )
+    files, _ = discover(["."])
+    shown = displays(files)
+    assert shown == sorted(shown, key=lambda d: d.split(os.sep))
+    assert shown[:4] == ["A.py", J("a", "b", "x.py"), J("a", "b.py"), J("a", "x.py")]
+
+
+def test_discovered_paths_are_plain_paths(in_tmp):
+    touch(in_tmp, "proj/sub/a.py", "b.py")
+    for arg, expected in (
+        ("proj", [J("proj", "sub", "a.py")]),
+        (J(".", "proj", ""), [J("proj", "sub", "a.py")]),
+        (".", ["b.py", J("proj", "sub", "a.py")]),
+        (str(in_tmp), [J(str(in_tmp), "b.py"), J(str(in_tmp), "proj", "sub", "a.py")]),
+    ):
+        files, _ = discover([arg])
+        for f, path in zip(files, expected):
+            assert type(f.path) is type(Path(path))
+            assert f.path == Path(path) and str(f.path) == str(Path(path))
+            assert f.path.parts == Path(path).parts and hash(f.path) == hash(Path(path))
+        assert [str(f.path) for f in files] == [str(Path(p)) for p in expected]
+
+
+TRICKY_PATTERNS = [
+    "*_pb2.py",
+    "!keep_pb2.py",
+    "gen/",
+    "/top.py",
+    "data[0-9].py",
+    "**/deep/*.py",
+    "a|b.py",
+    "x\\|y",
+    "[]]z.py",
+    "[!a]q.py",
+    "lib/**",
+    "**/cache",
+    "*.py[co]",
+    "odd(1).py",
+    "!odd(2).py",
+    "sp ace.py",
+    "trail\\ ",
+    "\\#hash.py",
+    "\\!bang.py",
+    "v?.py",
+]
+
+
+@pytest.mark.parametrize("join_after", [0, 1_000_000_000])
+def test_patterns_match_as_pathspec_matches_them(monkeypatch, join_after):
+    from pathspec import GitIgnoreSpec
+
+    from npu_audit.discover import _Matcher
+
+    monkeypatch.setattr(_Matcher, "_JOIN_AFTER", join_after)
+    paths = [
+        "a.py",
+        "a_pb2.py",
+        "keep_pb2.py",
+        "gen/",
+        "gen/x.py",
+        "sub/gen/",
+        "top.py",
+        "sub/top.py",
+        "data1.py",
+        "dataX.py",
+        "x/deep/y.py",
+        "deep/y.py",
+        "a|b.py",
+        "x|y",
+        "x|y/",
+        "]z.py",
+        "bq.py",
+        "aq.py",
+        "lib/",
+        "lib/m.py",
+        "s/lib/m.py",
+        "cache",
+        "s/cache/",
+        "m.pyc",
+        "odd(1).py",
+        "odd(2).py",
+        "sp ace.py",
+        "trail ",
+        "#hash.py",
+        "!bang.py",
+        "v1.py",
+        "v12.py",
+        "d/ordinary/path/name.py",
+    ]
+    for count in range(len(TRICKY_PATTERNS) + 1):
+        lines = TRICKY_PATTERNS[:count]
+        spec = GitIgnoreSpec.from_lines(lines)
+        matcher = _Matcher(spec)
+        for path in paths:
+            assert matcher.check(path) == spec.check_file(path).include, (lines, path)
+            assert matcher.match(path) == spec.match_file(path), (lines, path)
+
+
+@pytest.mark.parametrize("join_after", [0, 1_000_000_000])
+def test_a_big_gitignore_in_a_big_folder(in_tmp, monkeypatch, join_after):
+    from npu_audit.discover import _Matcher
+
+    monkeypatch.setattr(_Matcher, "_JOIN_AFTER", join_after)
+    names = [f"m{i}.py" for i in range(150)] + [f"m{i}_pb2.py" for i in range(150)]
+    touch(in_tmp, *(f"proj/{name}" for name in names), "proj/keep_pb2.py", "proj/gen/x.py")
+    touch(in_tmp, "proj/deep/a.py", "proj/sub/deep/b.py", "proj/sub/top.py", "proj/top.py")
+    (in_tmp / "proj" / ".gitignore").write_text("\n".join(TRICKY_PATTERNS) + "\n")
+    files, problems = discover(["proj"], exclude=["m1*.py", "sub/deep"])
+    assert problems == []
+    expected = sorted(
+        [J("proj", f"m{i}.py") for i in range(150) if not str(i).startswith("1")]
+        + [J("proj", "keep_pb2.py"), J("proj", "sub", "top.py")],
+        key=lambda d: d.split(os.sep),
+    )
+    assert displays(files) == expected
+
+
+def test_identical_gitignore_files(in_tmp):
+    touch(in_tmp, "p/a/x.py", "p/a/y.py", "p/b/x.py", "p/b/y.py", "p/c/x.py", "p/d/x.py")
+    for folder in ("a", "b"):
+        (in_tmp / "p" / folder / ".gitignore").write_text("x.py\n")
+    for folder in ("c", "d"):
+        (in_tmp / "p" / folder / ".gitignore").write_text("ok.py\n!\n")  # "!" alone is invalid
+    files, problems = discover(["p"])
+    assert displays(files) == [
+        J("p", "a", "y.py"),
+        J("p", "b", "y.py"),
+        J("p", "c", "x.py"),
+        J("p", "d", "x.py"),
+    ]
+    assert [p.display for p in problems] == [J("p", "c", ".gitignore"), J("p", "d", ".gitignore")]
+    assert all(p.message.startswith("invalid .gitignore (") for p in problems)
+
+
+def test_garbage_collector_state_is_restored(in_tmp):
+    import gc
+
+    touch(in_tmp, "a.py")
+    assert gc.isenabled()
+    discover(["."])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        discover(["."])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -146,6 +146,9 @@ class RunConfigRoute:
     default: Any = None
 
 
+_VIEWS: dict = {}  # (id(spec), release) -> (spec, ReleaseView): views are asked for on every write
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     key: str
@@ -170,6 +173,14 @@ class OptionSpec:
     routes: tuple[RunConfigRoute, ...] = ()
 
     def for_release(self, release: str) -> ReleaseView:
+        cached = _VIEWS.get((id(self), release))
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        view = self._view(release)
+        _VIEWS[(id(self), release)] = (self, view)
+        return view
+
+    def _view(self, release: str) -> ReleaseView:
         over = self.release_overrides.get(release, {})
         return ReleaseView(
             field=over.get("field", self.field),
