@@ -105,10 +105,9 @@ def extract_configs(
     project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
     state = ModuleState(display=display, file=file.resolve(), module=module, raw=raw)
     project.modules[state.file] = state
-    project.graph.add_node(str(state.file))
     interp = Interpreter(project, kb)
     interp.run_module(state)
-    interp.run_standalone(state)
+    interp.run_standalone(state, text)
     configs = [c for c in interp.configs if _relevant(c, display)]
     facts = [f for f in interp.loose_facts if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}

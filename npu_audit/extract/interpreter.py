@@ -154,11 +154,20 @@ class Interpreter:
         state.executing = False
         state.executed = True
 
-    def run_standalone(self, state: ModuleState) -> None:
-        """Read functions nobody called (library helpers), with parameters bound to their defaults."""
+    def run_standalone(self, state: ModuleState, text: Optional[str] = None) -> None:
+        """Read functions nobody called (library helpers), with parameters bound to their defaults.
+
+        With the module's ``text``, functions and classes whose source (and whose callees' source)
+        cannot touch NPU configuration are skipped: reading them could not produce anything.
+        """
+        relevant = _npu_relevant_definitions(state.module, text) if text is not None else None
+
+        def worth(node) -> bool:
+            return relevant is None or id(node) in relevant
+
         for cls in list(state.classes):
             methods = [f for f in state.functions if f.owner is cls]
-            if all(id(m.node) in self._inlined for m in methods):
+            if all(id(m.node) in self._inlined for m in methods) or not worth(cls.node):
                 continue
             instance = InstanceRef(cls=cls)
             ordered = sorted(methods, key=lambda m: 0 if m.node.name.value == "__init__" else 1)
@@ -168,7 +177,7 @@ class Interpreter:
                 bound = FunctionRef(method.node, method.module, owner=cls, bound_self=instance, qualname=method.qualname)
                 self.call_function(bound, [], {}, None, Frame(module=state, locals=None), standalone=True)
         for fn in list(state.functions):
-            if fn.owner is None and id(fn.node) not in self._inlined:
+            if fn.owner is None and id(fn.node) not in self._inlined and worth(fn.node):
                 self.call_function(fn, [], {}, None, Frame(module=state, locals=None), standalone=True)
 
     def load_module(self, ref: ModuleRef, importer: ModuleState) -> Optional[ModuleState]:
@@ -1345,3 +1354,39 @@ class Interpreter:
         if name == "set_keras_session_npu_config":
             return SessionRef(config=ConfigRef(config=config))
         return ConfigRef(config=config) if config.kind != "NPURunConfig" else RunConfigRef(config=config)
+
+
+def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
+    """ids of the module-level def/class statements whose source mentions NPU configuration, directly
+    or through the module-level functions they call by name. None when that cannot be decided
+    (then every definition is read)."""
+    import ast as pyast
+
+    from npu_audit.extract.positions import python_ast
+    from npu_audit.prefilter import may_configure_npu
+
+    tree = python_ast(text)
+    if tree is None:
+        return None
+    ast_defs = [n for n in tree.body if isinstance(n, (pyast.FunctionDef, pyast.AsyncFunctionDef, pyast.ClassDef))]
+    cst_defs = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    if len(ast_defs) != len(cst_defs) or any(a.name != c.name.value for a, c in zip(ast_defs, cst_defs)):
+        return None
+    lines = text.splitlines(keepends=True)
+    relevant = set()
+    for a in ast_defs:
+        first = min([a.lineno] + [d.lineno for d in a.decorator_list])
+        segment = "".join(lines[first - 1: a.end_lineno or a.lineno])
+        if may_configure_npu(segment.encode("utf-8", "surrogatepass")):
+            relevant.add(a.name)
+    if relevant:
+        calls = {a.name: {n.id for n in pyast.walk(a) if isinstance(n, pyast.Name)}
+                 for a in ast_defs if a.name not in relevant}
+        changed = True
+        while changed:
+            changed = False
+            for name, used in calls.items():
+                if name not in relevant and used & relevant:
+                    relevant.add(name)
+                    changed = True
+    return {id(c) for a, c in zip(ast_defs, cst_defs) if a.name in relevant}

@@ -10,6 +10,7 @@ lines, 0-based columns in characters, end exclusive.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
@@ -108,6 +109,20 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
     return out
 
 
+@lru_cache(maxsize=4)
+def python_ast(text: str):
+    """CPython's ast of ``text`` (shared by the steps that need line numbers), or None."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _blocks(node) -> list:
     """(libcst statements, ast field path) pairs of the statement blocks directly inside a compound
     statement, in document order. Blocks written on one line (``if x: y``) are not statement lists."""
@@ -188,9 +203,7 @@ def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cs
     nodes (``tops`` maps id(node) -> its enclosing statements, outermost first), placed at the line and
     indentation CPython's ``ast`` gives them. Every generated statement is compared with the source
     text; on any doubt the whole module is code-generated instead."""
-    import ast
     import re
-    import warnings
 
     nodes = [n for n in nodes if n is not None]
     if not nodes:
@@ -205,11 +218,8 @@ def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cs
             return node_ranges(module, nodes)
         groups[id(path[-1])] = path
         members.setdefault(id(path[-1]), []).append(n)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = python_ast(text)
+    if tree is None:
         return node_ranges(module, nodes)
     line_offsets = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
     out: dict[int, Range] = {}

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import libcst as cst
-import networkx as nx
 
 # A reader returns (display path, libcst Module) or None when the file cannot be read/parsed.
 Reader = Callable[[Path], Optional[tuple[str, cst.Module, bytes]]]
@@ -46,8 +45,16 @@ class Project:
         self.max_modules = max_modules
         self.modules: dict[Path, ModuleState] = {}
         self.failed: set[Path] = set()
-        self.graph = nx.DiGraph()
+        self._graph = None  # networkx.DiGraph, created with the first edge (networkx is slow to import)
         self._exists_cache: dict[Path, bool] = {}
+
+    @property
+    def graph(self):
+        if self._graph is None:
+            import networkx as nx
+
+            self._graph = nx.DiGraph()
+        return self._graph
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -120,7 +127,6 @@ class Project:
         display, module, raw = got
         state = ModuleState(display=display, file=file, module=module, raw=raw)
         self.modules[file] = state
-        self.graph.add_node(str(file))
         return state
 
     def add_call_edge(self, caller: str, callee: str) -> None:
@@ -128,7 +134,11 @@ class Project:
 
     def dependencies(self, file: Path) -> list[Path]:
         """Files whose content the analysis of ``file`` read (transitively)."""
+        if self._graph is None:
+            return []  # nothing was imported from the tree
+        import networkx as nx
+
         key = str(file.resolve())
-        if key not in self.graph:
+        if key not in self._graph:
             return []
-        return sorted(Path(p) for p in nx.descendants(self.graph, key) if os.path.isfile(p))
+        return sorted(Path(p) for p in nx.descendants(self._graph, key) if os.path.isfile(p))
