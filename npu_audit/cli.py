@@ -88,7 +88,13 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _run(args, parser) -> int:
     from npu_audit.knowledge.loader import KnowledgeBaseError, load
-    from npu_audit.settings import Settings, SettingsError, validate_product, validate_release, validate_scenario
+    from npu_audit.settings import (
+        Settings,
+        SettingsError,
+        validate_product,
+        validate_release,
+        validate_scenario,
+    )
 
     try:
         kb = load()

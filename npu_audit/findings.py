@@ -98,7 +98,7 @@ class FileReport:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "FileReport":
+    def from_dict(cls, data: dict) -> FileReport:
         findings = []
         for f in data["findings"]:
             fix = None

@@ -8,8 +8,9 @@ the ``valid``/``invalid`` examples next to each rule are run as its tests.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional
+from typing import Optional
 
 from npu_audit.extract.model import Entry, OptionWrite, SessionConfig
 from npu_audit.extract.positions import Range

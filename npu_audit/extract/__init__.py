@@ -38,7 +38,7 @@ class Extraction:
 
 # Helper modules parsed in this process, reused by every script that imports them (libcst trees are
 # immutable; the interpreter keeps its state outside them). Keyed by real path, size and mtime.
-_PARSED: "OrderedDict[tuple, Optional[tuple]]" = OrderedDict()
+_PARSED: OrderedDict[tuple, Optional[tuple]] = OrderedDict()
 _PARSED_MAX = 256
 
 

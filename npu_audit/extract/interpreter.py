@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -32,7 +32,6 @@ from npu_audit.extract.symbols import (
     UNKNOWN,
     ArgsRef,
     ClassRef,
-    ConfigObjectRef,
     ConfigRef,
     Const,
     EntryRef,

@@ -9,10 +9,11 @@ lines, 0-based columns in characters, end exclusive.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from functools import lru_cache
+from typing import Optional
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState

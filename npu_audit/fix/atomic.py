@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import os
 import stat
 import tempfile
+from typing import Optional
 
 
 def write_atomic(path: str, data: bytes, keep_mode_of: Optional[str] = None) -> None:

@@ -547,7 +547,7 @@ def structural_problems(kb: KnowledgeBase) -> list[str]:
         for key in rel.keys:
             if key not in known:
                 problems.append(f"relations.toml: relation {rel.id!r} names unknown option {key!r}")
-    for key, unread in kb.unread_keys.items():
+    for key in kb.unread_keys:
         if key in known:
             problems.append(f"unread_keys.toml: {key!r} is also an option the adapter reads")
     for mig in kb.migrations.values():

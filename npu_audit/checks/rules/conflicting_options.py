@@ -1,6 +1,6 @@
 from npu_audit.checks.base import Rule
-from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.helpers import delete_statement
+from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules._relation_rule import relation_findings
 from npu_audit.findings import Fix
 

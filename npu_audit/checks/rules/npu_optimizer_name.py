@@ -30,7 +30,7 @@ class NpuOptimizerName(Rule):
              _head + 'custom_op.name = "my_grappler_pass"\ncustom_op.parameter_map["threshold"].i = 3\n')
 
     def check(self, ctx):
-        for config, entry in ctx.entries(npu_only=False):
+        for _config, entry in ctx.entries(npu_only=False):
             if entry.kind != "custom_optimizer":
                 continue
             has_npu_options = any(w.key in ctx.kb.options for w in entry.writes)
