@@ -936,26 +936,24 @@ class Interpreter:
         return None
 
     def flag_value(self, name: str, frame: Frame) -> Sym:
-        for state in self._modules_for_flags(frame):
-            if name in state.flags:
-                sym, _node = state.flags[name]
-                v = to_python(sym)
-                if v is UNRESOLVED:
-                    return Unknown(why=f"flag {name}")
-                return Const(v, origin="flag-default", flag=name,
-                             node=getattr(sym, "node", None), path=getattr(sym, "path", None))
-        return Unknown(why=f"flag {name}")
+        """``FLAGS.name``: the default given to flags.DEFINE_*."""
+        return self._declared_default("flags", name, frame, "flag")
 
     def argument_value(self, name: str, frame: Frame) -> Sym:
+        """``args.name``: the default given to argparse's add_argument."""
+        return self._declared_default("arguments", name, frame, "argument")
+
+    def _declared_default(self, table: str, name: str, frame: Frame, what: str) -> Sym:
         for state in self._modules_for_flags(frame):
-            if name in state.arguments:
-                sym, _node = state.arguments[name]
+            declared = getattr(state, table)
+            if name in declared:
+                sym, _node = declared[name]
                 v = to_python(sym)
                 if v is UNRESOLVED:
-                    return Unknown(why=f"argument {name}")
+                    break
                 return Const(v, origin="flag-default", flag=name,
                              node=getattr(sym, "node", None), path=getattr(sym, "path", None))
-        return Unknown(why=f"argument {name}")
+        return Unknown(why=f"{what} {name}")
 
     def _modules_for_flags(self, frame: Frame):
         yield frame.module

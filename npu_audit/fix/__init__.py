@@ -176,6 +176,9 @@ def apply_fixes(report: RunReport, args, base, overrides, options, kb, emit) -> 
                       statistics=args.statistics)
         emit(args, text)
         if args.format == "text":
+            for fx in fixes:
+                for f in fx.applied:
+                    print(f"fixed {fx.display}:{f.line}:{f.column}: {f.code} [{f.name}] {f.fix.message}", file=sys.stderr)
             print(f"Fixed {applied} finding{'s' if applied != 1 else ''} in {written} file{'s' if written != 1 else ''}.",
                   file=sys.stderr)
     for p in problems:
