@@ -88,11 +88,16 @@ def entry_dict(entry: Entry) -> dict:
     }
 
 
-def config_dict(config: SessionConfig) -> dict:
+def config_dict(config: SessionConfig, extraction=None) -> dict:
+    through = []
+    for call in config.calls:
+        rng = extraction.range_of(call.node) if extraction is not None else None
+        through.append({"callee": call.callee, "path": call.path, "line": rng.line if rng else None})
     return {
         "path": config.path,
         **_pos(config.range),
         "kind": config.kind,
+        "through": through,
         "variable": config.variable,
         "helpers": list(config.helpers),
         "rewrite_options": {r.name: r.value_text for r in config.rewrite},
@@ -105,7 +110,7 @@ def config_dict(config: SessionConfig) -> dict:
 
 
 def configs_for(extraction) -> list[dict]:
-    return [config_dict(c) for c in extraction.configs]
+    return [config_dict(c, extraction) for c in extraction.configs]
 
 
 def render_json(configs: list[dict]) -> str:
@@ -131,6 +136,9 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
     for config in configs:
         where = f"{config['path']}:{config['line']}:{config['column']}"
         title = f"{config['kind']} config" + (f" '{config['variable']}'" if config.get("variable") else "")
+        if config.get("through"):
+            title += " (built by " + ", ".join(f"{t['callee']}() called at {t['path']}:{t['line']}"
+                                               for t in config["through"]) + ")"
         lines.append(f"{where}: {title}")
         if config["helpers"]:
             lines.append(f"  helpers: {', '.join(config['helpers'])}")

@@ -152,3 +152,25 @@ def test_adapter_helpers_add_npu_entries():
     assert ("npu_config_proto",) in helpers and ("set_keras_session_npu_config",) in helpers
     proto = next(c for c in configs if c["helpers"] == ["npu_config_proto"])
     assert proto["entries"][0]["npu"] is True  # npu_config_proto adds an NpuOptimizer entry
+
+
+def test_tests_decided_by_literal_arguments_pick_one_branch(tmp_path):
+    helper = (
+        "import tensorflow as tf\n"
+        "def make(device_id, mixed=True):\n"
+        "    config = tf.ConfigProto()\n"
+        "    op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "    op.name = 'NpuOptimizer'\n"
+        "    op.parameter_map['session_device_id'].i = device_id\n"
+        "    if mixed:\n"
+        "        op.parameter_map['precision_mode_v2'].s = b'mixed_float16'\n"
+        "    return config\n"
+    )
+    (tmp_path / "called.py").write_text(helper + "a = make(0)\nb = make(1, mixed=False)\n")
+    (tmp_path / "uncalled.py").write_text(helper)
+    for name, expected in (("called.py", [{"always"}, set()]), ("uncalled.py", [{"conditional"}])):
+        report = analyze_file(Job(file=str(tmp_path / name), display=name, roots=(str(tmp_path),), settings=Settings(),
+                                  want_configs=True))
+        got = [{o["certainty"] for k, o in c["entries"][0]["options"].items() if k == "precision_mode_v2"}
+               for c in report.configs]
+        assert got == expected, name

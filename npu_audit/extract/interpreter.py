@@ -113,6 +113,7 @@ class Frame:
     base_depth: int = 0  # len(branches) when the function started (caller's branches)
     top: Optional[cst.CSTNode] = None  # the module-level statement that lexically contains the code read
     stmts: tuple = ()  # the statements lexically enclosing the code read, outermost first
+    standalone: bool = False  # reading a function nobody called: its parameter defaults are only guesses
 
     @property
     def scope(self) -> dict[str, Binding]:
@@ -320,7 +321,10 @@ class Interpreter:
             self._branch(frame, stmt, 1, "if", has_else, f"not ({test_text})", stmt.test, run)
 
     def _static_truth(self, test, frame) -> Optional[bool]:
-        """True/False for tests decidable from literals alone (``if True:``, ``if 0:``); else None."""
+        """The test's truth when the script decides it by itself: literals (``if True:``) and values
+        computed from literals, constants and arguments (``if mixed:`` inside a helper called with
+        ``mixed=False``). Tests that depend on a flag default, the environment or anything unresolved
+        stay open (both arms are read). Reading the test also reads the calls in it."""
         if isinstance(test, cst.Name) and test.value in ("True", "False"):
             return test.value == "True"
         if isinstance(test, cst.Integer):
@@ -328,6 +332,16 @@ class Interpreter:
                 return bool(int(test.value, 0))
             except ValueError:
                 return None
+        value = self.force(self.eval(test, frame), frame)
+        if frame.standalone:
+            return None  # parameter defaults of an uncalled helper do not decide its branches
+        if isinstance(value, Const) and value.origin != "flag-default":
+            try:
+                return bool(value.value)
+            except Exception:  # noqa: BLE001 - an object whose truth cannot be computed
+                return None
+        if isinstance(value, (ConfigRef, EntryRef, RunConfigRef, FunctionRef, ClassRef, InstanceRef)):
+            return True
         return None
 
     def _is_main_guard(self, test) -> bool:
@@ -1108,6 +1122,7 @@ class Interpreter:
             branches=list(frame.branches) if not standalone else [],
             calls=calls if not standalone else (),
             function=fn,
+            standalone=standalone or frame.standalone,
             top=self._fn_tops.get(id(node), (None, ()))[0],
             stmts=self._fn_tops.get(id(node), (None, ()))[1],
         )
