@@ -181,3 +181,16 @@ def test_helper_module_change_invalidates_cached_caller(tmp_path):
     assert run(tmp_path, "--cache-dir", cache).returncode == 0
     (tmp_path / "helpers.py").write_text('MODE = "allow_mix_precision_fp15"\n')
     assert run(tmp_path, "--cache-dir", cache).returncode == 1
+
+
+def test_concurrent_runs_share_the_cache_safely(tmp_path):
+    for i in range(30):
+        (tmp_path / f"m{i}.py").write_text(BAD if i % 2 else GOOD)
+    cache = tmp_path / ".cache"
+    cmd = [sys.executable, "-m", "npu_audit", str(tmp_path), "--cache-dir", str(cache), "--format", "json", "--jobs", "1"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1, 1, 1], [o[1] for o in outputs]
+    first = json.loads(outputs[0][0])["diagnostics"]
+    assert all(json.loads(o[0])["diagnostics"] == first for o in outputs)
+    assert len(first) == 30  # 15 files x (unknown-option + bytes-required)
