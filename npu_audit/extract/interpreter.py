@@ -131,7 +131,6 @@ class Interpreter:
         self.loose_facts: list[CodeFact] = []
         self._active: list[int] = []  # ids of function nodes being read (recursion guard)
         self._inlined: set[int] = set()
-        self._implicit: dict[tuple[int, str], Sym] = {}
         # id(node) -> the module-level statement containing it, for every node read; lets positions be
         # computed for just those statements (npu_audit.extract.positions)
         self.tops: dict[int, tuple] = {}  # id(node) -> enclosing statements (outermost first)
@@ -562,7 +561,7 @@ class Interpreter:
     def assign_attribute(self, target: cst.Attribute, value: Sym, frame: Frame, stmt, value_node) -> None:
         self.tops[id(target)] = self.tops[id(target.attr)] = frame.stmts
         attr = target.attr.value
-        base = self.eval(target.value, frame, want_object=attr in ("name",) or attr in FIELDS)
+        base = self.eval(target.value, frame)
         if isinstance(base, EntryRef) and base.part == "item":
             self.record_write(base, attr, value, frame, stmt, target, value_node)
         elif isinstance(base, EntryRef) and base.part == "" and attr == "name":
@@ -620,7 +619,7 @@ class Interpreter:
         text = " ".join(self._code(node, frame).split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
-    def eval(self, node, frame: Frame, want_object: bool = False) -> Sym:
+    def eval(self, node, frame: Frame) -> Sym:
         try:
             return self._eval(node, frame)
         except RecursionError:
@@ -910,13 +909,19 @@ class Interpreter:
                 return FunctionRef(found.node, found.module, owner=found.owner, bound_self=base, qualname=found.qualname)
             if found is not None:
                 return found
-            return self._implicit_object(base, attr, node, frame)
+            return Unknown(name=None, why="attribute never assigned", owner=base, attr=attr)
         if isinstance(base, ClassRef):
             return base.attrs.get(attr, UNKNOWN)
         if isinstance(base, Unknown) and base.name is not None:
             # an object we did not see being created (a parameter, an unknown global):
             # if it is used like a ConfigProto or an optimizer entry, treat it as one.
             return self._implicit_from_name(base.name, attr, node, frame)
+        if isinstance(base, Unknown) and base.owner is not None:
+            # the same for `self.config` when the class never assigns it in the code read
+            made = self._make_implicit(attr, node, frame, variable=f"self.{base.attr}")
+            if made is not None:
+                base.owner.attrs[base.attr] = made[0]
+                return made[1]
         if isinstance(base, Unknown) and attr == "FLAGS":
             return FlagsRef()
         return UNKNOWN
@@ -930,9 +935,6 @@ class Interpreter:
         obj, result = made
         self.bind(name, obj, frame)
         return result
-
-    def _implicit_object(self, owner: InstanceRef, attr: str, node, frame: Frame) -> Sym:
-        return UNKNOWN
 
     def _make_implicit(self, attr: str, node, frame: Frame, variable: str):
         if attr in ("graph_options", "rewrite_options", "custom_optimizers"):

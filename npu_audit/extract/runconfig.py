@@ -8,7 +8,6 @@ are marked ``implicit``: they explain what runs, and checks never blame the user
 from __future__ import annotations
 
 import difflib
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from npu_audit.extract.model import Entry, Hazard, OptionWrite, Value
@@ -17,17 +16,9 @@ from npu_audit.extract.symbols import ConfigObjectRef, ConfigRef, Const, Sym, ma
 if TYPE_CHECKING:  # pragma: no cover
     from npu_audit.extract.interpreter import Frame, Interpreter
 
-# Keywords of tf.estimator.RunConfig that NPURunConfig passes on; never parameter_map keys.
-# (Listed in npurunconfig.toml with written = "never".)
-
-
-@lru_cache(maxsize=4)
-def _object_names(kb_id: int, names: tuple) -> frozenset:
-    return frozenset(names)
-
-
-def config_object_names(kb) -> frozenset:
-    return _object_names(id(kb), tuple(kb.runconfig.objects))
+def config_object_names(kb):
+    """Names of the config-object classes NPURunConfig takes (DumpConfig, ...)."""
+    return kb.runconfig.objects.keys()
 
 
 def _default_value(default, text: str) -> Value:

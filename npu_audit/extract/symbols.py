@@ -31,6 +31,8 @@ class Unknown(Sym):
 
     name: Optional[str] = None
     why: str = ""
+    owner: Optional[Sym] = None  # for `obj.attr` never assigned: the object (InstanceRef) and the attribute
+    attr: Optional[str] = None
 
 
 UNKNOWN = Unknown()

@@ -105,9 +105,6 @@ def fix_file(job, report: FileReport, unsafe: bool) -> FileFix:
         current.path = job.display
     result.fixed = _encode(text, source.encoding, source.has_bom) if result.applied else source.raw
     result.remaining = current
-    if result.applied and result.fixed != source.raw:
-        # the original text of the file is kept for markers in the report
-        pass
     return result
 
 
@@ -139,7 +136,7 @@ def apply_fixes(report: RunReport, args, base, overrides, options, kb, emit) -> 
         if not any(applicable(f, unsafe) for f in file_report.findings):
             files_out.append(file_report)
             continue
-        real = _real_path(file_report.path, args.paths)
+        real = file_report.path  # paths are shown as given (relative to the working directory): openable
         settings = settings_for(Path(real), base, overrides, settings_cache, kb, options.isolated)
         job = Job(file=real, display=file_report.path, roots=roots, settings=settings)
         fix = fix_file(job, file_report, unsafe)
@@ -193,7 +190,3 @@ def _color(args) -> bool:
     from npu_audit.cli import _color as cli_color
 
     return cli_color(args, sys.stdout)
-
-
-def _real_path(display: str, given: list[str]) -> str:
-    return display
