@@ -105,12 +105,11 @@ class CheckContext:
             return rng, ""
         if write is None or write.value.source_path != self.path:
             return None
-        for call in calls:
+        for call in reversed(calls):  # the innermost call made in this file: the one that passed the value
             if call.path == self.path:
                 call_rng = self.extraction.range_of(call.node) if self.extraction is not None else None
                 if call_rng is not None:
-                    where = f"{path}:{rng.line}" if rng is not None else path
-                    return call_rng, f" (set in {call.callee}() at {where})"
+                    return call_rng, f" (set by {call.callee}() in {path})"
         return None
 
     def finding(

@@ -104,3 +104,23 @@ def delete_statement(ctx, w: OptionWrite):
     if rng is None:
         return None
     return Edit(rng.line, 1, rng.end_line + 1, 1, "")
+
+
+def value_is_the_literal(w: OptionWrite) -> bool:
+    """The written expression is exactly the literal that gave the value, possibly wrapped in
+    ``as_bytes(...)``/``bytes(...)``/``str(...)`` or followed by ``.encode()``: rewriting that literal
+    rewrites the whole value (not one arm of a conditional expression, not part of a computation)."""
+    node = w.value_node
+    while True:
+        if node is w.value.source_node:
+            return node is not None
+        if isinstance(node, cst.Call):
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if name == "encode" and isinstance(func, cst.Attribute) and not node.args:
+                node = func.value
+                continue
+            if name in ("as_bytes", "bytes", "str", "as_str", "as_text") and node.args:
+                node = node.args[0].value
+                continue
+        return False

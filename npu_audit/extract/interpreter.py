@@ -667,7 +667,7 @@ class Interpreter:
                 if isinstance(node.operator, cst.Plus):
                     return Const(+v, origin=origin_of(operand))
                 if isinstance(node.operator, cst.Not):
-                    return Const(not v, origin="resolved")
+                    return Const(not v, origin=_derived(operand), flag=getattr(operand, "flag", None))
                 if isinstance(node.operator, cst.BitInvert):
                     return Const(~v, origin="resolved")
             except Exception:
@@ -680,16 +680,18 @@ class Interpreter:
         if isinstance(node, cst.BooleanOperation):
             left = self.force(self._eval(node.left, frame), frame)
             lv = to_python(left)
-            if lv is UNRESOLVED:
+            if lv is UNRESOLVED or _derived(left) == "flag-default":
+                # which side wins depends on a value the run may change: not one value
                 self._eval(node.right, frame)
                 return UNKNOWN
             if isinstance(node.operator, cst.Or):
                 return left if lv else self._eval(node.right, frame)
             return self._eval(node.right, frame) if lv else left
         if isinstance(node, cst.IfExp):
-            test = to_python(self.force(self._eval(node.test, frame), frame))
+            test_sym = self.force(self._eval(node.test, frame), frame)
+            test = to_python(test_sym)
             body, orelse = self.force(self._eval(node.body, frame), frame), self.force(self._eval(node.orelse, frame), frame)
-            if test is not UNRESOLVED:
+            if test is not UNRESOLVED and _derived(test_sym) != "flag-default":
                 return body if test else orelse
             bv, ov = to_python(body), to_python(orelse)
             if bv is not UNRESOLVED and bv == ov and type(bv) is type(ov):
@@ -828,10 +830,14 @@ class Interpreter:
         return Const(result, origin=origin, flag=flag)
 
     def _compare(self, node: cst.Comparison, frame: Frame) -> Sym:
-        left = to_python(self.force(self._eval(node.left, frame), frame))
+        left_sym = self.force(self._eval(node.left, frame), frame)
+        left = to_python(left_sym)
+        syms = [left_sym]
         result = True
         for comparison in node.comparisons:
-            right = to_python(self.force(self._eval(comparison.comparator, frame), frame))
+            right_sym = self.force(self._eval(comparison.comparator, frame), frame)
+            syms.append(right_sym)
+            right = to_python(right_sym)
             if left is UNRESOLVED or right is UNRESOLVED:
                 return UNKNOWN
             op = type(comparison.operator).__name__
@@ -852,7 +858,7 @@ class Interpreter:
                 return UNKNOWN
             result = result and ok
             left = right
-        return Const(result, origin="resolved")
+        return Const(result, origin=_derived(*syms), flag=next((x.flag for x in syms if isinstance(x, Const) and x.flag), None))
 
     def _subscript(self, node: cst.Subscript, frame: Frame) -> Sym:
         base = self.force(self._eval(node.value, frame), frame)
@@ -1146,6 +1152,8 @@ class Interpreter:
                 sym = self._eval(param.default, default_frame)
                 if isinstance(sym, Const) and sym.origin == "literal":
                     sym = Const(sym.value, origin="resolved", node=sym.node, path=sym.path)
+                if standalone and isinstance(sym, Const) and sym.value is None:
+                    sym = Unknown(name=name)  # `param=None` in a helper nobody calls: "optional", not None
             else:
                 sym = Unknown(name=name)
             inner.locals[name] = Binding(sym, inner.branch_key())
@@ -1279,8 +1287,9 @@ class Interpreter:
     def _attach_fact(self, sess: Optional[Sym], fact: CodeFact) -> None:
         if isinstance(sess, SessionRef) and isinstance(sess.config, (ConfigRef, RunConfigRef)):
             sess.config.config.facts.append(fact)
-        else:
-            self.loose_facts.append(fact)
+        elif not isinstance(sess, SessionRef):
+            self.loose_facts.append(fact)  # the session is unknown: checks may pair it with the file's config
+        # else: a session whose config npu-audit cannot see; do not pair it with another config
 
     def _convert(self, call: cst.Call, frame: Frame, to: str) -> Sym:
         positional, keywords = self._args(call, frame)
@@ -1404,3 +1413,8 @@ def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
                     relevant.add(name)
                     changed = True
     return {id(c) for a, c in zip(ast_defs, cst_defs) if a.name in relevant}
+
+
+def _derived(*syms) -> str:
+    """Origin of a value computed from ``syms``: flag-default when any input is one, else resolved."""
+    return "flag-default" if origin_of(*syms) == "flag-default" else "resolved"

@@ -103,7 +103,10 @@ def build_runconfig(interp: Interpreter, config, positional, keywords, call, fra
 
     # keywords not given whose defaults NPUEstimator writes anyway
     for name, spec in model.kwargs.items():
-        if name in keywords or spec.object or not spec.key or spec.written != "always":
+        # "always" keywords, and "if-not-none" ones whose default is not None, are written by default
+        if name in keywords or spec.object or not spec.key or spec.written not in ("always", "if-not-none"):
+            continue
+        if spec.default is None:
             continue
         _write(entry, spec.key, spec.field, _default_value(spec.default, f"NPURunConfig default {name}={spec.default!r}"),
                frame, via="NPURunConfig", kwarg=name, target=None, value_node=None, implicit=True, stmt=call)

@@ -18,7 +18,7 @@ from typing import Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
 
-MAX_ROUNDS = 8
+MAX_ROUNDS = 20
 
 
 @dataclass
@@ -61,7 +61,7 @@ def _parses(text: str) -> bool:
 
 
 def fix_file(job, report: FileReport, unsafe: bool) -> FileFix:
-    from npu_audit.fix.edits import apply_edits
+    from npu_audit.fix.edits import apply_edits, line_starts, offset
     from npu_audit.pipeline import analyze_file
     from npu_audit.source import ReadProblem, read_source
 
@@ -76,6 +76,10 @@ def fix_file(job, report: FileReport, unsafe: bool) -> FileFix:
         if not todo:
             break
         progressed = False
+        taken: list = []  # (start, end) offsets already edited this round
+        starts = line_starts(text)
+        round_text = text
+        chosen = []
         for finding in todo:
             if not finding.fix.edits:
                 continue
@@ -85,19 +89,25 @@ def fix_file(job, report: FileReport, unsafe: bool) -> FileFix:
                 result.problems.append(f"{job.display}:{finding.line}:{finding.column}: fix for {finding.name} needs to "
                                        f"create {', '.join(existing)}, which exists; not overwritten, fix skipped")
                 continue
-            candidate, skipped = apply_edits(text, list(finding.fix.edits))
-            if skipped or candidate == text:
+            spans = [(offset(starts, round_text, e.line, e.column), offset(starts, round_text, e.end_line, e.end_column))
+                     for e in finding.fix.edits]
+            if any(a < tb and ta < b or (a == b == ta == tb) for a, b in spans for ta, tb in taken):
+                continue  # overlaps an edit of this round: next round, on the re-checked text
+            candidate, skipped = apply_edits(text, [e for f in chosen + [finding] for e in f.fix.edits])
+            if skipped or candidate == text or not _parses(candidate):
+                if not _parses(apply_edits(round_text, list(finding.fix.edits))[0]):
+                    result.problems.append(f"{job.display}:{finding.line}:{finding.column}: fix for {finding.name} "
+                                           "would not leave valid Python; left unchanged")
                 continue
-            if not _parses(candidate):
-                result.problems.append(f"{job.display}:{finding.line}:{finding.column}: fix for {finding.name} "
-                                       "would not leave valid Python; left unchanged")
-                continue
-            text = candidate
-            result.applied.append(finding)
-            for rel, content in finding.fix.new_files:
-                result.new_files.append((os.path.join(os.path.dirname(job.file), rel), content))
+            chosen.append(finding)
+            taken.extend(spans)
+        if chosen:
+            text, _ = apply_edits(round_text, [e for f in chosen for e in f.fix.edits])
+            for finding in chosen:
+                result.applied.append(finding)
+                for rel, content in finding.fix.new_files:
+                    result.new_files.append((os.path.join(os.path.dirname(job.file), rel), content))
             progressed = True
-            break  # positions of the other findings are stale: re-check first
         if not progressed:
             break
         data = _encode(text, source.encoding, source.has_bom)

@@ -12,6 +12,8 @@ def flag_note(w) -> str:
 def python_type_problem(w):
     """TypeError raised by protobuf when the script assigns this value, or None."""
     v = w.value.python
+    if v is None and w.value.origin == "flag-default":
+        return None  # a flag whose default is None means "not given"; the real value comes from the run
     if w.via != "parameter_map":
         if w.key == "jit_compile" and not isinstance(v, str):
             return "NPURunConfig requires a str for jit_compile (TypeError: Expected str)"

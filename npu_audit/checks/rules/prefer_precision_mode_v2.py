@@ -1,5 +1,5 @@
 from npu_audit.checks.base import Rule, describe
-from npu_audit.checks.helpers import edit_for, fixable_here, requote
+from npu_audit.checks.helpers import edit_for, fixable_here, requote, value_is_the_literal
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.findings import Fix
 
@@ -71,7 +71,8 @@ class PreferPrecisionModeV2(Rule):
             return None
         node = w.value.source_node
         node_range = ctx.extraction.range_of(node) if node is not None and w.value.source_path == ctx.path else None
-        if node_range is None or not _inside(node_range, w.value_range) or w.value.origin != "literal":
+        if (node_range is None or not _inside(node_range, w.value_range) or w.value.origin != "literal"
+                or not value_is_the_literal(w)):
             return None
         new_literal = requote(node.value, str(new_value))
         if new_literal is None or w.key_range is None or w.key_node is None:

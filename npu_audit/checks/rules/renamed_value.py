@@ -1,5 +1,5 @@
 from npu_audit.checks.base import Rule, describe
-from npu_audit.checks.helpers import edit_for, fixable_here, literal_subrange, requote
+from npu_audit.checks.helpers import edit_for, fixable_here, literal_subrange, requote, value_is_the_literal
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.findings import Fix
 
@@ -44,7 +44,7 @@ class RenamedValue(Rule):
                 continue
             fix = None
             node = w.value.source_node
-            if (fixable_here(ctx, w) and w.value.origin == "literal" and node is not None
+            if (fixable_here(ctx, w) and w.value.origin == "literal" and node is not None and value_is_the_literal(w)
                     and w.value.source_path == ctx.path and ctx.extraction.range_of(node)):
                 new = requote(node.value, str(fact.preferred))
                 if new:
@@ -74,7 +74,7 @@ class RenamedValue(Rule):
             return
         fix = None
         node = w.value.source_node
-        if (fixable_here(ctx, w) and w.value.origin == "literal" and node is not None
+        if (fixable_here(ctx, w) and w.value.origin == "literal" and node is not None and value_is_the_literal(w)
                 and w.value.source_path == ctx.path and ctx.extraction.range_of(node)):
             new = requote(node.value, ",".join(new_items))
             if new:
