@@ -211,10 +211,17 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
 
 
 def _roots(paths: list[str]) -> tuple[str, ...]:
+    """Folders below which imports are resolved: the folders given (or holding the files given), and
+    the working directory when they lie inside it (``cd repo && npu-audit models/`` resolves
+    ``import models.common``)."""
     roots = []
+    cwd = Path.cwd().resolve()
     for p in paths:
         path = Path(p)
-        roots.append(str((path if path.is_dir() else path.parent).resolve()))
+        folder = (path if path.is_dir() else path.parent).resolve()
+        roots.append(str(folder))
+        if folder == cwd or cwd in folder.parents:
+            roots.append(str(cwd))
     return tuple(dict.fromkeys(roots))
 
 

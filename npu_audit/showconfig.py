@@ -154,8 +154,10 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
                 origin = opt["origin"] + (f" ({opt['flag']})" if opt.get("flag") else "")
                 if opt["implicit"]:
                     origin = "implicit"
-                rows.append((key, value, f".{opt['field']}" if opt["field"] else "", opt["certainty"], origin,
-                             str(opt["line"]) if opt["line"] else ""))
+                where = str(opt["line"]) if opt["line"] else ""
+                if opt["path"] != config["path"]:
+                    where = f"{opt['path']}:{where}" if where else opt["path"]
+                rows.append((key, value, f".{opt['field']}" if opt["field"] else "", opt["certainty"], origin, where))
             if defaults:
                 for key, text in sorted(defaults.items()):
                     if key not in entry["options"]:

@@ -124,3 +124,17 @@ def value_is_the_literal(w: OptionWrite) -> bool:
                 node = node.args[0].value
                 continue
         return False
+
+
+def switched_off(ctx, entry, key: str) -> bool:
+    """The adapter does not read ``key`` in this entry on any path (a certain `gated` relation hit):
+    a bad value there is latent, not an immediate failure."""
+    from npu_audit.checks.relations import evaluate_relations
+
+    return any(h.entry is entry and h.relation.kind == "gated" and h.relation.subject == key
+               and h.certainty == "always" for h in evaluate_relations(ctx))
+
+
+def reaction(text: str, latent: bool) -> str:
+    """How the adapter reacts, said conditionally for an option that is not read now."""
+    return f"not read while its switch is off, but once it is on {text}" if latent else text

@@ -43,7 +43,11 @@ class DeprecatedOption(Rule):
             life = spec.lifecycle[ctx.settings.release]
             if life.status != "deprecated":
                 continue
-            instead = f"; use '{life.replacement}' instead" if life.replacement else "; stop setting it"
+            if w.kwarg and w.via == "NPURunConfig":
+                spec_kw = ctx.kb.runconfig.kwargs.get(w.kwarg)
+                if spec_kw is not None and w.value.resolved and w.value.python == spec_kw.default:
+                    continue  # NPURunConfig writes this value anyway: removing the keyword changes nothing
+            instead = f"; use '{life.replacement}' instead" if life.replacement else " (no replacement is named yet)"
             message = f"'{w.key}' is deprecated in the {ctx.settings.release} release{instead}"
             if life.note:
                 message += f" ({life.note.rstrip('.')})"

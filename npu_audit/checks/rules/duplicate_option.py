@@ -1,3 +1,5 @@
+import libcst as cst
+
 from npu_audit.checks.base import Rule, describe
 from npu_audit.checks.helpers import fixable_here
 from npu_audit.checks.rules import PRELUDE
@@ -51,7 +53,9 @@ class DuplicateOption(Rule):
                         continue
                     related = [r for r in [ctx.related_write(later, f"overwritten here with {describe(later.value.python)}")] if r]
                     fix = None
-                    if (fixable_here(ctx, first) and first.value.source_node is first.value_node
+                    plain = first.value.source_node is first.value_node or (
+                        isinstance(first.value_node, cst.Name) and first.value_node.value in ("True", "False", "None"))
+                    if (fixable_here(ctx, first) and plain
                             and first.stmt_node is not None and len(getattr(first.stmt_node, "body", ())) == 1):
                         rng = ctx.extraction.range_of(first.stmt_node)
                         if rng is not None:

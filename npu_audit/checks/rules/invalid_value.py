@@ -1,5 +1,5 @@
 from npu_audit.checks.base import REACTION_TEXT, Rule, describe, severity_for_reaction
-from npu_audit.checks.helpers import nearest
+from npu_audit.checks.helpers import nearest, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
 
 TYPE_NAMES = {"b": "a bool", "i": "an int", "s": "bytes"}
@@ -88,9 +88,12 @@ class InvalidValue(Rule):
             if ok:
                 continue
             severity = severity_for_reaction(spec.on_invalid)
+            latent = switched_off(ctx, _entry, w.key)
+            if latent:
+                severity = "warning"
             shown = ", ".join(describe(a) if isinstance(a, str) else str(a) for a in allowed)
             message = (f"{describe(value)} is not a valid value for '{w.key}' (one of {shown}): "
-                       f"{REACTION_TEXT.get(spec.on_invalid, '')}{flag_note(w)}")
+                       f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
             guess = nearest(str(value), [str(a) for a in allowed], cutoff=0.6)
             hint = f"did you mean {guess!r}?" if guess else None
             f = ctx.finding(self, w.path, w.value_range or w.range, message, calls=w.calls, write=w, severity=severity,

@@ -1,5 +1,5 @@
 from npu_audit.checks.base import REACTION_TEXT, Rule, severity_for_reaction
-from npu_audit.checks.helpers import literal_subrange
+from npu_audit.checks.helpers import literal_subrange, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules.invalid_value import flag_note
 
@@ -47,12 +47,15 @@ class MalformedValue(Rule):
             except KeyError:
                 continue
             severity = severity_for_reaction(spec.on_invalid)
+            latent = switched_off(ctx, _entry, w.key)
+            if latent:
+                severity = "warning"
             for problem in problems[:MAX_PROBLEMS]:
                 where = literal_subrange(ctx, w, problem.start, problem.end) or w.value_range or w.range
                 part = text[problem.start:problem.end]
                 shown = f" at {part!r}" if part and len(part) <= 40 else ""
-                message = (f"'{w.key}' is malformed{shown}: {problem.message}; {REACTION_TEXT.get(spec.on_invalid, '')}"
-                           f"{flag_note(w)}")
+                message = (f"'{w.key}' is malformed{shown}: {problem.message}; "
+                           f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
                 hint = f"expected {grammars.GRAMMARS[view.domain.grammar].summary}"
                 f = ctx.finding(self, w.path, where, message, calls=w.calls, write=w, severity=severity, hint=hint, option=w.key,
                                 certainty=w.certainty, branch=w.branch_text())

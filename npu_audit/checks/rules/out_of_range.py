@@ -1,4 +1,5 @@
 from npu_audit.checks.base import REACTION_TEXT, Rule, severity_for_reaction
+from npu_audit.checks.helpers import reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules.invalid_value import flag_note, python_type_problem
 
@@ -53,10 +54,12 @@ class OutOfRange(Rule):
             if not (low_bad or high_bad):
                 continue
             spec = ctx.spec(w.key)
+            latent = switched_off(ctx, _entry, w.key)
             message = (f"{number} is outside the range of '{w.key}' ({d.describe()}): "
-                       f"{REACTION_TEXT.get(spec.on_invalid, '')}{flag_note(w)}")
+                       f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
             f = ctx.finding(self, w.path, w.value_range or w.range, message, calls=w.calls, write=w,
-                            severity=severity_for_reaction(spec.on_invalid), option=w.key, certainty=w.certainty,
+                            severity="warning" if latent else severity_for_reaction(spec.on_invalid), option=w.key,
+                            certainty=w.certainty,
                             branch=w.branch_text())
             if f:
                 yield f

@@ -46,7 +46,10 @@ class WrongField(Rule):
             if view is None or w.via != "parameter_map" or w.field is None or w.field == view.field:
                 continue
             spec = ctx.spec(w.key)
-            effect = EFFECT.get(spec.on_wrong_field, EFFECT["reads-default"]).format(right=view.field)
+            # the adapter's field checks belong to the release whose field the option describes; where a
+            # release reads another field (jit_compile in the legacy release), a wrong field just reads empty
+            reaction = spec.on_wrong_field if view.field == spec.field else "reads-default"
+            effect = EFFECT.get(reaction, EFFECT["reads-default"]).format(right=view.field)
             message = f"'{w.key}' is read from .{view.field}, not .{w.field}: {effect}"
             fix = self._fix(ctx, w, view.field)
             hint = f"write parameter_map[\"{w.key}\"].{view.field} = ..."
