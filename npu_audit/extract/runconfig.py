@@ -88,6 +88,10 @@ def build_runconfig(interp: Interpreter, config, positional, keywords, call, fra
                     f"NPURunConfig has no keyword '{name}': the script fails with TypeError when it builds the config{hint}",
                     arg, frame)
             continue
+        if spec.removed:
+            _hazard(entry, "removed-runconfig-keyword", spec.hazard or f"NPURunConfig no longer accepts '{name}' (TypeError)",
+                    arg, frame, option=spec.key)
+            continue
         if spec.object:
             _expand_object(interp, entry, spec, sym, node, arg, frame, call)
             continue

@@ -472,7 +472,8 @@ class _Builder:
         return out
 
     def _param(self, ctx: _Ctx, name: str, table: Any, obj_allowed: bool) -> RunConfigParam:
-        optional = {"key", "field", "default", "note", "hazard", "unless_kwarg"} | ({"object"} if obj_allowed else set())
+        optional = {"key", "field", "default", "note", "hazard", "unless_kwarg", "removed"} | (
+            {"object"} if obj_allowed else set())
         _expect(ctx, table, {"written"}, optional)
         written = _str(ctx.at("written"), table["written"], ("always", "if-not-none", "never", "conditional"))
         if table.get("key") and not table.get("field"):
@@ -487,6 +488,7 @@ class _Builder:
             hazard=table.get("hazard"),
             object=table.get("object"),
             unless_kwarg=table.get("unless_kwarg"),
+            removed=bool(table.get("removed", False)),
         )
 
     def runconfig(self) -> RunConfigModel:

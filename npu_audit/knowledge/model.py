@@ -287,6 +287,7 @@ class RunConfigParam:
     hazard: Optional[str] = None
     object: Optional[str] = None  # for NPURunConfig kwargs that take a config object
     unless_kwarg: Optional[str] = None  # implicit writes made only when this keyword is not given
+    removed: bool = False  # a keyword the current NPURunConfig no longer accepts (TypeError)
 
 
 @dataclass(frozen=True)
