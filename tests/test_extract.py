@@ -174,3 +174,25 @@ def test_tests_decided_by_literal_arguments_pick_one_branch(tmp_path):
         got = [{o["certainty"] for k, o in c["entries"][0]["options"].items() if k == "precision_mode_v2"}
                for c in report.configs]
         assert got == expected, name
+
+
+def test_inherited_configs_through_super(tmp_path):
+    source = (
+        "import tensorflow as tf\n"
+        "class Base(object):\n"
+        "    def __init__(self):\n"
+        "        self.config = tf.ConfigProto()\n"
+        "        self.op = self.config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "        self.op.name = 'NpuOptimizer'\n"
+        "class Child(Base):\n"
+        "    def __init__(self, loops=5):\n"
+        "        super(Child, self).__init__()\n"
+        "        self.op.parameter_map['iterations_per_loop'].i = loops\n"
+        "Child(20)\n"
+    )
+    (tmp_path / "inherit.py").write_text(source)
+    report = analyze_file(Job(file=str(tmp_path / "inherit.py"), display="inherit.py", roots=(str(tmp_path),),
+                              settings=Settings(), want_configs=True))
+    (config,) = report.configs
+    (entry,) = config["entries"]
+    assert entry["npu"] is True and entry["options"]["iterations_per_loop"]["value"] == 20

@@ -43,6 +43,7 @@ from npu_audit.extract.symbols import (
     ParserRef,
     RunConfigRef,
     SessionRef,
+    SuperRef,
     Sym,
     Unknown,
     make_value,
@@ -267,6 +268,10 @@ class Interpreter:
 
     def exec_class(self, stmt: cst.ClassDef, frame: Frame) -> None:
         cls = ClassRef(node=stmt, module=frame.module, qualname=stmt.name.value)
+        for base in stmt.bases:
+            found = self.force(self.eval(base.value, frame), frame)
+            if isinstance(found, ClassRef):
+                cls.bases.append(found)
         self.bind(stmt.name.value, cls, frame)
         if frame.locals is None:
             frame.module.classes.append(cls)
@@ -907,17 +912,27 @@ class Interpreter:
             return self.flag_value(attr, frame)
         if isinstance(base, ArgsRef):
             return self.argument_value(attr, frame)
+        if isinstance(base, SuperRef):
+            for parent in base.cls.bases:
+                found = parent.lookup(attr)
+                if isinstance(found, FunctionRef):
+                    return FunctionRef(found.node, found.module, owner=found.owner, bound_self=base.instance,
+                                       qualname=found.qualname)
+                if found is not None:
+                    return found
+            return UNKNOWN
         if isinstance(base, InstanceRef):
             if attr in base.attrs:
                 return base.attrs[attr]
-            found = base.cls.attrs.get(attr)
+            found = base.cls.lookup(attr)
             if isinstance(found, FunctionRef):
                 return FunctionRef(found.node, found.module, owner=found.owner, bound_self=base, qualname=found.qualname)
             if found is not None:
                 return found
             return Unknown(name=None, why="attribute never assigned", owner=base, attr=attr)
         if isinstance(base, ClassRef):
-            return base.attrs.get(attr, UNKNOWN)
+            found = base.lookup(attr)
+            return found if found is not None else UNKNOWN
         if isinstance(base, Unknown) and base.name is not None:
             # an object we did not see being created (a parameter, an unknown global):
             # if it is used like a ConfigProto or an optimizer entry, treat it as one.
@@ -1191,7 +1206,7 @@ class Interpreter:
 
     def instantiate(self, cls: ClassRef, args, kwargs, call, frame: Frame) -> Sym:
         instance = InstanceRef(cls=cls)
-        init = cls.attrs.get("__init__")
+        init = cls.lookup("__init__")
         if isinstance(init, FunctionRef):
             bound = FunctionRef(init.node, init.module, owner=cls, bound_self=instance, qualname=init.qualname)
             self.call_function(bound, args, kwargs, call, frame)
@@ -1207,6 +1222,12 @@ class Interpreter:
         return config
 
     def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame) -> Sym:
+        if full == "super" and frame.function is not None and frame.function.owner is not None:
+            self._args(call, frame, force=False)
+            instance = frame.function.bound_self
+            if instance is not None:
+                return SuperRef(instance=instance, cls=frame.function.owner)
+            return UNKNOWN
         if last in CONFIG_PROTO_NAMES:
             self._args(call, frame)
             return ConfigRef(config=self.new_config("ConfigProto", call, frame))

@@ -117,6 +117,28 @@ class ClassRef(Sym):
     module: Any
     attrs: dict[str, Sym] = field(default_factory=dict)
     qualname: str = ""
+    bases: list = field(default_factory=list)  # ClassRef of the base classes npu-audit could follow
+
+    def lookup(self, name: str, _seen=None) -> Optional[Sym]:
+        """An attribute of the class or, depth first, of its bases (enough for single inheritance)."""
+        if name in self.attrs:
+            return self.attrs[name]
+        seen = _seen or set()
+        seen.add(id(self))
+        for base in self.bases:
+            if id(base) not in seen:
+                found = base.lookup(name, seen)
+                if found is not None:
+                    return found
+        return None
+
+
+@dataclass(eq=False)
+class SuperRef(Sym):
+    """``super()`` inside a method: attribute lookups start at the bases of ``cls``."""
+
+    instance: Sym
+    cls: ClassRef
 
 
 @dataclass(eq=False)
