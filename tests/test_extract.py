@@ -196,3 +196,23 @@ def test_inherited_configs_through_super(tmp_path):
     (config,) = report.configs
     (entry,) = config["entries"]
     assert entry["npu"] is True and entry["options"]["iterations_per_loop"]["value"] == 20
+
+
+def test_flag_dependent_conditional_expression_keeps_both_values(tmp_path):
+    source = (
+        "import tensorflow as tf\n"
+        "tf.app.flags.DEFINE_boolean('bf16', False, '')\n"
+        "FLAGS = tf.app.flags.FLAGS\n"
+        "config = tf.ConfigProto()\n"
+        "op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "op.name = 'NpuOptimizer'\n"
+        "op.parameter_map['precision_mode_v2'].s = tf.compat.as_bytes('mixed_bfloat16' if FLAGS.bf16 else 'mixed_fp16')\n"
+    )
+    (tmp_path / "cond.py").write_text(source)
+    report = analyze_file(Job(file=str(tmp_path / "cond.py"), display="cond.py", roots=(str(tmp_path),),
+                              settings=Settings(), want_configs=True))
+    option = report.configs[0]["entries"][0]["options"]["precision_mode_v2"]
+    assert [p["value"] for p in option["possible_values"]] == ["mixed_bfloat16", "mixed_fp16"]
+    assert option["certainty"] == "conditional" and option["set_on_every_path"] is True
+    bad = [f for f in report.findings if f.name == "invalid-value"]
+    assert len(bad) == 1 and "mixed_fp16" in bad[0].message and "may happen" in bad[0].message

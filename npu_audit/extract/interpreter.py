@@ -592,6 +592,38 @@ class Interpreter:
         if item.key is None:
             return
         value = self.force(value, frame)
+        if to_python(value) is UNRESOLVED and self._record_alternatives(item, field_name, frame, stmt, target, value_node):
+            return
+        self._record_one(item, field_name, value, frame, stmt, target, value_node, tuple(frame.branches))
+
+    def _record_alternatives(self, item, field_name, frame, stmt, target, value_node) -> bool:
+        """``x if cond else y`` (possibly inside as_bytes(...)/.encode()) whose condition the run decides:
+        record one conditional write per arm, so both values are checked."""
+        ifexp, node = None, value_node
+        while node is not None and ifexp is None:
+            if isinstance(node, cst.IfExp):
+                ifexp = node
+            elif isinstance(node, cst.Call) and len(node.args) >= 1 and not isinstance(node.func, cst.Attribute):
+                node = node.args[0].value
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "encode"):
+                node = node.func.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) >= 1:
+                node = node.args[0].value
+            else:
+                node = None
+        if ifexp is None:
+            return False
+        test = self._short(ifexp.test, frame)
+        for arm, branch_node, text in ((0, ifexp.body, f"if {test}"), (1, ifexp.orelse, f"not ({test})")):
+            expr = value_node.deep_replace(ifexp, branch_node) if value_node is not ifexp else branch_node
+            sym = self.force(self._eval(expr, frame), frame)
+            if to_python(sym) is UNRESOLVED:
+                return False
+            step = BranchStep(node_id=id(ifexp), arm=arm, kind="if", has_else=True, description=text, node=ifexp.test)
+            self._record_one(item, field_name, sym, frame, stmt, target, value_node, tuple(frame.branches) + (step,))
+        return True
+
+    def _record_one(self, item, field_name, value, frame, stmt, target, value_node, branches) -> None:
         entry = item.entry
         write = OptionWrite(
             key=item.key,
@@ -603,7 +635,7 @@ class Interpreter:
             key_node=item.key_node,
             value_node=value_node,
             field_node=target.attr,
-            branches=tuple(frame.branches),
+            branches=branches,
             calls=frame.calls,
             via="parameter_map",
         )
