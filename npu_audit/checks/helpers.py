@@ -64,10 +64,6 @@ def fixable_here(ctx, w: OptionWrite) -> bool:
     return w.path == ctx.path and not w.implicit and w.range is not None
 
 
-def literal_text(node) -> Optional[str]:
-    return node.value if isinstance(node, cst.SimpleString) else None
-
-
 def requote(old_literal: str, new_value: str) -> Optional[str]:
     """``old_literal`` (a Python string literal) with its body replaced by ``new_value``, keeping the
     prefix and quotes. None when the new value would need escaping."""
@@ -83,14 +79,6 @@ def requote(old_literal: str, new_value: str) -> Optional[str]:
     if "b" in prefix.lower() and not new_value.isascii():
         return None
     return f"{prefix}{quote}{new_value}{quote}"
-
-
-def key_literal_range(ctx, w: OptionWrite) -> Optional[Range]:
-    return w.key_range if w.path == ctx.path else None
-
-
-def may(certainty: str) -> str:
-    return "may " if certainty == "conditional" else ""
 
 
 def delete_statement(ctx, w: OptionWrite):

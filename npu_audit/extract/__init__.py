@@ -192,7 +192,6 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
             fact.range = get(fact.node)
         for entry in config.all_entries():
             entry.range = get(entry.node)
-            entry.name_range = get(entry.name_node)
             for h in entry.hazards:
                 h.range = get(h.node)
             for w in entry.writes + entry.name_writes:

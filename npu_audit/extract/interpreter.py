@@ -574,7 +574,6 @@ class Interpreter:
             entry = base.entry
             entry.name = make_value(value, self._code(value_node, frame))
             entry.name_node = value_node
-            entry.name_branches = tuple(frame.branches)
             entry.name_writes.append(OptionWrite(
                 key="name", field=None, value=entry.name, path=frame.module.display, stmt_node=stmt,
                 target_node=target, key_node=None, value_node=value_node, branches=tuple(frame.branches),
@@ -908,7 +907,7 @@ class Interpreter:
             if isinstance(key, bytes):
                 key = key.decode("utf-8", "replace")
             if not isinstance(key, str):
-                return EntryRef(entry=base.entry, part="item", key=None, key_node=index_node, key_resolved=False)
+                return EntryRef(entry=base.entry, part="item", key=None, key_node=index_node)
             return EntryRef(entry=base.entry, part="item", key=key, key_node=index_node)
         if isinstance(base, ListRef):
             i = to_python(index)
@@ -1249,7 +1248,6 @@ class Interpreter:
 
     def new_config(self, kind: str, node, frame: Frame, variable: Optional[str] = None) -> SessionConfig:
         config = SessionConfig(kind=kind, path=frame.module.display, node=node, variable=variable, calls=frame.calls)
-        config.serial = len(self.configs)
         self.configs.append(config)
         return config
 

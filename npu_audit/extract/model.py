@@ -120,8 +120,6 @@ class OptionWrite:
             return None
         return "; ".join(step.description for step in self.branches)
 
-    def node_for_report(self) -> Optional[cst.CSTNode]:
-        return self.target_node or self.stmt_node
 
 
 @dataclass
@@ -139,9 +137,6 @@ class EffectiveOption:
     def certainty(self) -> str:
         return "always" if self.definitely_set and len(self.candidates) == 1 else "conditional"
 
-    @property
-    def user_written(self) -> bool:
-        return any(not w.implicit for w in self.candidates)
 
 
 @dataclass
@@ -153,13 +148,11 @@ class Entry:
     node: Optional[cst.CSTNode]  # the add() call / NPURunConfig call / helper call
     name: Optional[Value] = None  # value written to .name (None: never named)
     name_node: Optional[cst.CSTNode] = None
-    name_branches: tuple[BranchStep, ...] = ()
     writes: list[OptionWrite] = field(default_factory=list)
     name_writes: list[OptionWrite] = field(default_factory=list)  # every `.name = ...`, with its branches
     hazards: list[Hazard] = field(default_factory=list)
     calls: tuple[CallSite, ...] = ()
     range: Optional[Range] = None
-    name_range: Optional[Range] = None
 
     @property
     def is_npu(self) -> Optional[bool]:
@@ -256,7 +249,6 @@ class SessionConfig:
     wraps: list[SessionConfig] = field(default_factory=list)  # NPURunConfig(session_config=...)
     helpers: list[str] = field(default_factory=list)  # npu_config_proto & co. applied to it
     range: Optional[Range] = None
-    serial: int = 0
 
     def all_entries(self) -> list[Entry]:
         """Entries in the order the adapter processes them (wrapped session_config first)."""
@@ -269,9 +261,6 @@ class SessionConfig:
     def npu_entries(self) -> list[Entry]:
         return [e for e in self.all_entries() if e.is_npu is not False]
 
-    def iter_writes(self):
-        for entry in self.all_entries():
-            yield from entry.writes
 
 
 def _effective(key: str, writes: list[OptionWrite]) -> EffectiveOption:

@@ -26,9 +26,6 @@ class Range:
     end_line: int
     end_column: int  # 1-based, exclusive
 
-    def as_dict(self) -> dict:
-        return {"line": self.line, "column": self.column, "end_line": self.end_line, "end_column": self.end_column}
-
 
 class _TrackingState(CodegenState):
     def __init__(self, module: cst.Module, wanted: set[int]):

@@ -168,7 +168,7 @@ def _expand_object(interp: Interpreter, entry: Entry, spec, sym, node, arg, fram
         if not p.key:
             continue
         if p.name in given:
-            value_sym, value_node, value_arg = given[p.name]
+            _sym, value_node, value_arg = given[p.name]
             value = values[p.name]
             if value.resolved and value.python is None:
                 continue

@@ -54,7 +54,6 @@ class EntryRef(Sym):
     part: str = ""  # "" | "parameter_map" | "item"
     key: Optional[str] = None
     key_node: Optional[cst.CSTNode] = None
-    key_resolved: bool = True
 
 
 @dataclass(eq=False)
@@ -154,7 +153,6 @@ class ModuleRef(Sym):
     name: str  # dotted name as imported ("tensorflow", "npu_bridge.npu_init", ".utils")
     state: Any = None  # ModuleState once loaded
     file: Optional[str] = None  # path if it is in the analysed tree
-    loader: Any = None  # callable returning the ModuleState
 
 
 def to_python(sym: Sym) -> Any:
@@ -188,11 +186,6 @@ def origin_of(*syms: Sym) -> str:
     return "literal"
 
 
-def flag_of(*syms: Sym) -> Optional[str]:
-    for s in syms:
-        if isinstance(s, Const) and s.flag:
-            return s.flag
-    return None
 
 
 def make_value(sym: Sym, text: str) -> Value:

@@ -149,8 +149,6 @@ class _Builder:
             _expect(c, item, set(), {"doc", "heading", "adapter", "note"})
             if not (item.get("doc") or item.get("adapter")):
                 raise c.fail("a citation names a doc (with heading) or an adapter source line")
-            if item.get("doc") and not (self.root.parent.name or True):
-                pass
             out.append(
                 Citation(
                     doc=item.get("doc"),

@@ -321,6 +321,3 @@ class KnowledgeBase:
 
     def product_id(self, name: str) -> Optional[str]:
         return self._by_alias.get(name.strip().lower())
-
-    def relations_for(self, key: str) -> list[Relation]:
-        return [r for r in self.relations if key in r.keys]

@@ -2,8 +2,6 @@ from npu_audit.checks.base import REACTION_TEXT, Rule, describe, severity_for_re
 from npu_audit.checks.helpers import nearest, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
 
-TYPE_NAMES = {"b": "a bool", "i": "an int", "s": "bytes"}
-
 
 def flag_note(w) -> str:
     return f" (this is the default of flag '{w.value.flag}'; the real run may override it)" if w.value.origin == "flag-default" else ""
