@@ -32,6 +32,7 @@ class RelationHit:
     certainty: str
     missing: tuple[str, ...] = ()
     branch: Optional[str] = None  # the branch on which the violation happens (conditional hits)
+    across_entries: bool = False  # found only on the options several NpuOptimizer entries produce together
 
 
 def _trigger_keys(rel: Relation) -> list[str]:
@@ -126,8 +127,42 @@ def evaluate_relations(ctx) -> list[RelationHit]:
                     hits.append(RelationHit(rel, entry, anchor, others, certainty, missing,
                                             branch=_describe(witness, effective)))
                 break
+    hits.extend(_across_entries(ctx, hits, fields))
     ctx._relation_hits = hits
     return hits
+
+
+def _across_entries(ctx, hits: list[RelationHit], fields) -> list[RelationHit]:
+    """`excludes` relations on what several NpuOptimizer entries of one config produce together.
+
+    The adapter processes the entries in order, later ones overwriting key by key, but checks
+    exclusions per entry (NPURunConfig(session_config=cfg_with_an_entry, ...) gives two entries), so a
+    combination split over two entries reaches the compiler unchecked. Reported only where no single
+    entry shows the same relation."""
+    out = []
+    release = ctx.settings.release
+    for config in ctx.configs:
+        entries = [e for e in config.all_entries() if e.is_npu]
+        if len(entries) < 2:
+            continue
+        merged: dict = {}
+        for entry in entries:
+            merged.update(entry.effective())
+        for rel in ctx.kb.relations:
+            if rel.kind != "excludes" or release not in rel.releases:
+                continue
+            if any(h.relation is rel and h.entry in entries for h in hits):
+                continue
+            if len({id(e) for e in entries for k in rel.keys if k in e.effective()}) < 2:
+                continue  # the options are not split over entries
+            certainty, _ = _violation(rel, OptionView(merged, None, fields), merged, frozenset())
+            if certainty is None:
+                continue
+            anchor, others = _anchor(rel, merged, frozenset(), ctx.path)
+            if anchor is not None:
+                owner = next(e for e in entries if anchor in e.writes)
+                out.append(RelationHit(rel, owner, anchor, others, certainty, across_entries=True))
+    return out
 
 
 def _all_paths(rel: Relation, effective) -> list[frozenset]:

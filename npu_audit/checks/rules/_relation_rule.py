@@ -14,8 +14,13 @@ def relation_findings(rule, ctx, fix_for=None):
             if r is not None:
                 related.append(r)
         branch = hit.branch or w.branch_text()
-        f = ctx.finding(rule, w.path, w.key_range or w.range, hit_message(hit), calls=w.calls, write=w,
-                        severity=hit.relation.severity, hint=hit.relation.hint, option=w.key, related=related,
+        message, severity = hit_message(hit), hit.relation.severity
+        if hit.across_entries:
+            message += (" (the options are set on different NpuOptimizer entries of one session config: the adapter "
+                        "checks this per entry, so nothing stops it at session start)")
+            severity = "warning" if severity == "error" else severity
+        f = ctx.finding(rule, w.path, w.key_range or w.range, message, calls=w.calls, write=w,
+                        severity=severity, hint=hit.relation.hint, option=w.key, related=related,
                         certainty=hit.certainty, branch=branch, fix=fix_for(ctx, hit) if fix_for else None)
         if f:
             yield f

@@ -5,13 +5,6 @@ from npu_audit.checks.rules._relation_rule import relation_findings
 from npu_audit.findings import Fix
 
 
-class _NoOption:
-    candidates: list = []
-
-
-_NONE = _NoOption()
-
-
 class ConflictingOptions(Rule):
     code = "NPU202"
     name = "conflicting-options"
@@ -45,34 +38,7 @@ class ConflictingOptions(Rule):
     valid = (PRELUDE + 'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_float16"\n',)
 
     def check(self, ctx):
-        yield from relation_findings(self, ctx, fix_for=self._fix)
-        yield from self._precision_across_entries(ctx)
-
-    def _precision_across_entries(self, ctx):
-        """precision_mode on one NpuOptimizer entry and precision_mode_v2 on another of the same config
-        (NPURunConfig(session_config=cfg, precision_mode_v2=...)): the adapter's exclusion check runs per
-        entry, so both reach the compiler although the docs forbid using them together."""
-        for config in ctx.configs:
-            entries = [e for e in config.all_entries() if e.is_npu]
-            if len(entries) < 2:
-                continue
-            v1 = [(e, w) for e in entries for w in e.effective().get("precision_mode", _NONE).candidates if not w.implicit]
-            v2 = [(e, w) for e in entries for w in e.effective().get("precision_mode_v2", _NONE).candidates if not w.implicit]
-            for e1, w1 in v1:
-                for e2, w2 in v2:
-                    if e1 is e2:
-                        continue  # the per-entry relation reports it
-                    related = [r for r in [ctx.related_write(w2, "precision_mode_v2 is set on another entry here")] if r]
-                    f = ctx.finding(self, w1.path, w1.key_range or w1.range,
-                                    "precision_mode and precision_mode_v2 are set on two NpuOptimizer entries of one "
-                                    "session config: the adapter checks their exclusion per entry, so both reach the "
-                                    "compiler although they must not be used together",
-                                    calls=w1.calls, write=w1, severity="warning", option="precision_mode",
-                                    related=related, hint="keep only precision_mode_v2",
-                                    certainty="conditional" if (w1.conditional or w2.conditional) else "always",
-                                    branch=w1.branch_text() or w2.branch_text())
-                    if f:
-                        yield f
+        return relation_findings(self, ctx, fix_for=self._fix)
 
     @staticmethod
     def _fix(ctx, hit):
