@@ -18,7 +18,7 @@ from typing import Optional
 from npu_audit import __version__
 from npu_audit.findings import FileReport
 
-SCHEMA = 2
+SCHEMA = 3  # 3: clean entries list from-imported members too (pipeline._feeders)
 
 
 def default_cache_dir() -> str:

@@ -70,7 +70,7 @@ def _analyze(job: Job) -> FileReport:
     report = FileReport(path=job.display, text=source.text)
     report.content_hash = hashlib.sha256(source.raw).hexdigest()
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
-        report.imports = sorted(prefilter.imported_module_names(source.raw))
+        report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
         report.text = None
         return report
     module = parse_module(source)
@@ -163,48 +163,37 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
                                               "scenario": overrides.get("scenario", base.scenario)})
 
 
-def module_names(file: str, roots: tuple[str, ...]) -> set[str]:
-    """Dotted names under which ``file`` can be imported from below the roots (every suffix)."""
-    path = Path(os.path.abspath(file))
-    parts = list(path.with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    names = set()
-    for root in roots:
-        try:
-            rel = path.with_suffix("").relative_to(root).parts
-        except ValueError:
-            continue
-        rel = [p for p in rel if p != "__init__"]
-        for i in range(len(rel)):
-            names.add(".".join(rel[i:]))
-    if parts:
-        names.add(parts[-1])
-    return names
-
-
 def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...]) -> list[int]:
-    npu_names: set[str] = set()
-    prefixes: set[str] = set()
-    for job, report in zip(jobs, results):
-        if report.parsed:
-            for name in module_names(job.file, roots):
-                npu_names.add(name)
-                parts = name.split(".")
-                for i in range(1, len(parts)):
-                    prefixes.add(".".join(parts[:i]))
-    if not npu_names:
+    """Files without NPU markers that import a module which has them, resolved as the importing
+    file's own interpreter would (``npu_audit.imports``): they can build an NPU config through that
+    module's helpers, so they are parsed too. A mere name clash (``import scipy.optimize`` in a tree
+    that holds some unrelated ``optimize.py``) does not count."""
+    from npu_audit.imports import resolve_module, split_relative
+
+    real_dirs: dict[str, str] = {}
+
+    def absolute(file: str) -> str:
+        folder, name = os.path.split(os.path.abspath(file))
+        real = real_dirs.get(folder)
+        if real is None:
+            real = real_dirs[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
+
+    paths = [absolute(job.file) for job in jobs]
+    npu_files = {path for path, report in zip(paths, results) if report.parsed}
+    if not npu_files:
         return []
+    tree_files = set(paths)
+    is_file = tree_files.__contains__
     out = []
     for i, report in enumerate(results):
         if report.parsed or not report.imports:
             continue
+        here = os.path.dirname(paths[i])
         for imported in report.imports:
-            name = imported.lstrip(".")
-            if not name:
-                out.append(i)  # `from . import x`: a sibling may be an NPU module
-                break
-            if name in npu_names or name in prefixes or name.rsplit(".", 1)[-1] in npu_names:
+            dotted, level = split_relative(imported)
+            found = resolve_module(dotted, level, here, roots, is_file)
+            if found is not None and found in npu_files:
                 out.append(i)
                 break
     return out

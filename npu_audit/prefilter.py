@@ -147,7 +147,7 @@ def _split_names(chunk: bytes) -> list[bytes]:
     return names
 
 
-def imported_module_names(raw: bytes) -> set[str]:
+def imported_module_names(raw: bytes, members: bool = False) -> set[str]:
     """Module names imported by ``raw`` (a cheap regular-expression scan, no parsing).
 
     ``import a.b, c as d`` gives ``a.b`` and ``c``; ``from a.b import c`` gives ``a.b``; relative imports
@@ -155,19 +155,20 @@ def imported_module_names(raw: bytes) -> set[str]:
     ``..pkg.m`` and ``from . import x, y`` gives ``.x`` and ``.y`` (``x`` and ``y`` are most likely
     modules of the package). A statement is recognised when it starts its line (any indentation) or
     follows a ``;``, and the ``from ... import`` part sits on one line. Text that merely looks like an
-    import (inside a multi-line string) is reported too. Never raises, whatever the bytes.
+    import (inside a multi-line string) is reported too. With ``members``, ``from a.b import c`` also
+    gives ``a.b.c`` (``c`` may be a submodule of the package ``a.b``). Never raises, whatever the bytes.
     """
     found: set[str] = set()
     try:
         data = bytes(raw)
         for m in _IMPORT_WORD_RE.finditer(data):
-            _scan_statement(data, m.start(), m.end(), found)
+            _scan_statement(data, m.start(), m.end(), found, members)
     except Exception:  # pragma: no cover - defensive: a heuristic must never stop the run
         pass
     return found
 
 
-def _scan_statement(data: bytes, start: int, end: int, found: set[str]) -> None:
+def _scan_statement(data: bytes, start: int, end: int, found: set[str], members: bool = False) -> None:
     line_start = data.rfind(b"\n", 0, start) + 1
     line_start = data.rfind(b"\r", line_start, start) + 1 or line_start
     stmt_start = max(line_start, data.rfind(b";", line_start, start) + 1)
@@ -195,6 +196,11 @@ def _scan_statement(data: bytes, start: int, end: int, found: set[str]) -> None:
         text = _decode_name(module)
         if text:
             found.add(dots + text)
+            if members:
+                for name in _split_names(chunk):
+                    member = _decode_name(name)
+                    if member and "." not in member:
+                        found.add(f"{dots}{text}.{member}")
     elif dots:
         for name in _split_names(chunk):
             text = _decode_name(name)

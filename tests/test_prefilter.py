@@ -96,24 +96,15 @@ def _tensorflow_like_blob(size: int) -> bytes:
     return bytes(out[:size])
 
 
-def test_throughput_on_50_megabytes():
+def test_no_false_marker_in_50_megabytes_of_tensorflow_code():
+    # Correctness on a large input, whole and in file-sized chunks. The speed of this function is a
+    # benchmark figure (benchmarks/bench_tree.py prints it), not a timed test.
     blob = _tensorflow_like_blob(50 * 1024 * 1024)
     assert not may_configure_npu(blob)
-    best = min(_timed(may_configure_npu, blob) for _ in range(3))
-    rate = len(blob) / best / 1e6
-    print(f"may_configure_npu: {rate:.0f} MB/s on 50 MB of TensorFlow-like code")
-    # measured ~200-400 MB/s (the marker regex alone: ~100 MB/s); the floor leaves room for slow CI machines
-    assert rate > 60
     per_file = [blob[i : i + 20_000] for i in range(0, len(blob), 20_000)]
-    started = time.perf_counter()
     assert not any(may_configure_npu(chunk) for chunk in per_file)
-    assert len(blob) / (time.perf_counter() - started) / 1e6 > 40
-
-
-def _timed(fn, data):
-    started = time.perf_counter()
-    fn(data)
-    return time.perf_counter() - started
+    marked = blob[: 25 * 1024 * 1024] + b"cfg.parameter_map" + blob[25 * 1024 * 1024 :]
+    assert may_configure_npu(marked)
 
 
 # --- imported_module_names -------------------------------------------------------------------------------
@@ -216,3 +207,9 @@ def test_imports_on_pathological_input_is_fast():
         started = time.perf_counter()
         imported_module_names(data)
         assert time.perf_counter() - started < 5
+
+
+def test_from_import_members_name_possible_submodules():
+    source = b"from a.b import c, d as e\nfrom .m import (y,\n z)\nfrom . import x\nimport q.r\n"
+    assert imported_module_names(source) == {"a.b", ".m", ".x", "q.r"}
+    assert imported_module_names(source, members=True) == {"a.b", "a.b.c", "a.b.d", ".m", ".m.y", ".m.z", ".x", "q.r"}

@@ -41,20 +41,27 @@ class Project:
 
     def __init__(self, roots: list[Path], reader: Reader, max_modules: int = 200):
         self.roots = [r.resolve() for r in roots]
+        self._root_names = tuple(str(r) for r in self.roots)
         self.reader = reader
         self.max_modules = max_modules
         self.modules: dict[Path, ModuleState] = {}
         self.failed: set[Path] = set()
-        self._graph = None  # networkx.DiGraph, created with the first edge (networkx is slow to import)
+        # edges (importer/caller file -> imported/called file), kept as plain data: networkx is slow to
+        # import and only needed when the analysis really crossed into other files
+        self._edges: dict[str, dict[str, str]] = {}
         self._exists_cache: dict[Path, bool] = {}
 
     @property
     def graph(self):
-        if self._graph is None:
-            import networkx as nx
+        """The import/call graph of the files read (a networkx.DiGraph, built on demand)."""
+        import networkx as nx
 
-            self._graph = nx.DiGraph()
-        return self._graph
+        graph = nx.DiGraph()
+        for source, targets in self._edges.items():
+            graph.add_node(source)
+            for target, kind in targets.items():
+                graph.add_edge(source, target, kind=kind)
+        return graph
 
     # -- resolution ---------------------------------------------------------------------------
 
@@ -65,56 +72,20 @@ class Project:
             self._exists_cache[path] = hit
         return hit
 
-    def _inside_roots(self, path: Path) -> bool:
-        for root in self.roots:
-            try:
-                path.relative_to(root)
-                return True
-            except ValueError:
-                continue
-        return False
-
-    def _candidates(self, base: Path, parts: list[str]) -> Optional[Path]:
-        target = base.joinpath(*parts) if parts else base
-        for candidate in (target.with_name(target.name + ".py") if parts else None, target / "__init__.py"):
-            if candidate is not None and self._is_file(candidate) and self._inside_roots(candidate):
-                return candidate
-        return None
-
     def resolve(self, dotted: str, level: int, from_file: Path) -> Optional[Path]:
         """File of module ``dotted`` imported from ``from_file`` (``level`` leading dots), if in the tree."""
-        parts = [p for p in dotted.split(".") if p]
-        here = from_file.resolve().parent
-        if level:
-            base = here
-            for _ in range(level - 1):
-                base = base.parent
-            return self._candidates(base, parts)
-        # Script-style imports first (the folder of the importing file), then its ancestors up to a root.
-        base = here
-        seen = set()
-        while True:
-            if base in seen:
-                break
-            seen.add(base)
-            found = self._candidates(base, parts)
-            if found is not None:
-                return found
-            if not self._inside_roots(base.parent) or base.parent == base:
-                break
-            base = base.parent
-        for root in self.roots:
-            found = self._candidates(root, parts)
-            if found is not None:
-                return found
-        return None
+        from npu_audit.imports import resolve_module
+
+        found = resolve_module(dotted, level, str(from_file.resolve().parent), self._root_names,
+                               lambda p: self._is_file(Path(p)))
+        return Path(found) if found is not None else None
 
     # -- loading ------------------------------------------------------------------------------
 
     def load(self, file: Path, importer: Optional[Path] = None) -> Optional[ModuleState]:
         file = file.resolve()
         if importer is not None:
-            self.graph.add_edge(str(importer.resolve()), str(file), kind="import")
+            self._add_edge(str(importer.resolve()), str(file), "import")
         state = self.modules.get(file)
         if state is not None:
             return state
@@ -129,16 +100,21 @@ class Project:
         self.modules[file] = state
         return state
 
+    def _add_edge(self, source: str, target: str, kind: str) -> None:
+        if source != target:
+            self._edges.setdefault(source, {}).setdefault(target, kind)
+
     def add_call_edge(self, caller: str, callee: str) -> None:
-        self.graph.add_edge(caller, callee, kind="call")
+        self._add_edge(caller, callee, "call")
 
     def dependencies(self, file: Path) -> list[Path]:
         """Files whose content the analysis of ``file`` read (transitively)."""
-        if self._graph is None:
-            return []  # nothing was imported from the tree
+        if not self._edges:
+            return []  # nothing was read from other files
         import networkx as nx
 
         key = str(file.resolve())
-        if key not in self._graph:
+        graph = self.graph
+        if key not in graph:
             return []
-        return sorted(Path(p) for p in nx.descendants(self._graph, key) if os.path.isfile(p))
+        return sorted(Path(p) for p in nx.descendants(graph, key) if os.path.isfile(p))

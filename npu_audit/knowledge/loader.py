@@ -343,6 +343,9 @@ class _Builder:
         migrations = self.migrations()
         runconfig = self.runconfig()
         options = _attach_routes(options, runconfig)
+        from npu_audit.knowledge import tf2 as tf2_table
+
+        tf2 = tf2_table.build(self, options)
         kb = KnowledgeBase(
             options=options,
             relations=relations,
@@ -352,6 +355,7 @@ class _Builder:
             runconfig=runconfig,
             fingerprint=self.digest.hexdigest(),
             _by_alias=by_alias,
+            tf2=tf2,
         )
         problems = structural_problems(kb)
         if problems:

@@ -1,0 +1,57 @@
+"""Which files without NPU markers are parsed: those that really import a module that has them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+NPU_HELPER = '''import tensorflow as tf
+from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
+
+
+def session_config():
+    config = tf.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["iterations_per_loop"].i = 10
+    return config
+'''
+
+
+def _run(tree: Path, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "npu_audit", "--format", "json", "--no-cache", "--isolated", *extra, "."],
+                          capture_output=True, text=True, cwd=tree)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_only_real_importers_of_npu_modules_are_parsed(tmp_path):
+    (tmp_path / "project_a").mkdir()
+    (tmp_path / "project_a" / "optimize.py").write_text(NPU_HELPER)
+    (tmp_path / "project_a" / "train.py").write_text(
+        "import tensorflow as tf\nfrom optimize import session_config\n\nsess = tf.Session(config=session_config())\n")
+    (tmp_path / "project_b").mkdir()
+    # An unrelated project: `scipy.optimize` is not project_a/optimize.py, and this Python 2 file holds
+    # no NPU code, so its syntax is none of npu-audit's business.
+    (tmp_path / "project_b" / "fit.py").write_text("import scipy.optimize\nprint 'fitting'\n")
+    (tmp_path / "project_b" / "models.py").write_text("from optimize import minimize\nprint 'x'\n")
+    report = _run(tmp_path)
+    assert report["summary"]["files"] == 4
+    assert report["summary"]["files_parsed"] == 2  # optimize.py and the script that imports it
+    assert not [d for d in report["diagnostics"] if d["name"] == "syntax-error"]
+
+
+def test_package_submodule_imported_by_from_import_is_followed(tmp_path):
+    pkg = tmp_path / "proj" / "common"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "npu_cfg.py").write_text(NPU_HELPER.replace('"NpuOptimizer"', '"NPUOptimizer"'))
+    (tmp_path / "proj" / "run.py").write_text(
+        "import tensorflow as tf\nfrom common import npu_cfg\n\nsess = tf.Session(config=npu_cfg.session_config())\n")
+    report = _run(tmp_path)
+    assert report["summary"]["files_parsed"] == 2  # npu_cfg.py and run.py (not the empty __init__)
+    configs = _run(tmp_path, "--show-config")["configs"]
+    callers = [c["through"][0]["path"] for c in configs if c["through"]]
+    assert callers == [str(Path("proj", "run.py"))]  # run.py was read, and it calls the helper
