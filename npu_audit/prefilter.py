@@ -35,6 +35,8 @@ NPU_MARKERS: tuple[bytes, ...] = (
     b"MemoryConfig",
     b"ExperimentalConfig",
     b"NPUEstimator",
+    b"npu_device",  # TensorFlow 2: import npu_device; npu_device.global_options()
+    b"global_options",  # TF2 helpers that reach the option object through an alias
 )
 
 #: The exact test: any marker, case-sensitive.
@@ -78,7 +80,7 @@ def may_configure_npu(raw: bytes) -> bool:
     """Whether any of :data:`NPU_MARKERS` occurs in ``raw`` (anywhere: code, strings or comments).
 
     Equivalent to ``MARKER_RE.search(raw) is not None``, only faster: one substring search per anchor
-    (7 for the current markers), plus one ``endswith``/``startswith`` test per anchor occurrence (up to
+    (8 for the current markers), plus one ``endswith``/``startswith`` test per anchor occurrence (up to
     64 per anchor; beyond that the anchor's markers are searched for directly).
     """
     if not isinstance(raw, (bytes, bytearray)):

@@ -11,7 +11,8 @@ from npu_audit.prefilter import MARKER_RE, NPU_MARKERS, imported_module_names, m
 
 
 def test_marker_list():
-    assert len(NPU_MARKERS) == 15 and len(set(NPU_MARKERS)) == 15
+    assert len(NPU_MARKERS) == 17 and len(set(NPU_MARKERS)) == 17
+    assert b"npu_device" in NPU_MARKERS and b"global_options" in NPU_MARKERS  # TensorFlow 2
     assert b"NPURunConfig" in NPU_MARKERS and b"set_iteration_per_loop" in NPU_MARKERS
 
 
@@ -46,7 +47,7 @@ inputs = tf.placeholder(tf.float32, [None, 784], name="input")
 
 def test_many_anchor_occurrences_before_the_marker():
     # anchors ("Config", "Optimizer", "npu_") everywhere, the marker at the very end
-    noise = b"tf.ConfigProto() AdamOptimizer npu_device RunConfig\n" * 500
+    noise = b"tf.ConfigProto() AdamOptimizer npu_ops RunConfig\n" * 500
     for marker in NPU_MARKERS:
         assert may_configure_npu(noise + marker)
         assert may_configure_npu(marker + noise)

@@ -126,6 +126,8 @@ def extract_configs(
 def _relevant(config: SessionConfig, display: str) -> bool:
     if config.path == display or (config.calls and config.calls[0].path == display):
         return True
+    if any(op.path == display or (op.calls and op.calls[0].path == display) for op in config.opens):
+        return True
     for entry in config.all_entries():
         if entry.path == display or (entry.calls and entry.calls[0].path == display):
             return True
@@ -154,6 +156,10 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
             want(rewrite.path, rewrite.node)
         for fact in config.facts:
             want(fact.path, fact.node)
+        for op in config.opens:
+            want(op.path, op.node)
+            for call in op.calls:
+                want(call.path, call.node)
         for entry in config.all_entries():
             if id(entry) in seen_entries:
                 continue
@@ -190,6 +196,8 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
             rewrite.range = get(rewrite.node)
         for fact in config.facts:
             fact.range = get(fact.node)
+        for op in config.opens:
+            op.range = get(op.node)
         for entry in config.all_entries():
             entry.range = get(entry.node)
             for h in entry.hazards:

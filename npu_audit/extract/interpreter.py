@@ -50,6 +50,7 @@ from npu_audit.extract.symbols import (
     origin_of,
     to_python,
 )
+from npu_audit.extract.tf2 import OptionsRef, Tf2Extractor
 
 MAX_CALL_DEPTH = 12
 MAX_UNROLL = 64
@@ -130,6 +131,7 @@ class Interpreter:
         self.kb = kb
         self.configs: list[SessionConfig] = []
         self.loose_facts: list[CodeFact] = []
+        self.tf2 = Tf2Extractor(self)  # TF2: npu_device.global_options() and open() (extract/tf2.py)
         self._active: list[int] = []  # ids of function nodes being read (recursion guard)
         self._inlined: set[int] = set()
         # id(node) -> the module-level statement containing it, for every node read; lets positions be
@@ -582,6 +584,8 @@ class Interpreter:
             base.config.rewrite.append(
                 RewriteWrite(name=attr, value_text=self._code(value_node, frame), path=frame.module.display, node=stmt)
             )
+        elif isinstance(base, OptionsRef):
+            self.tf2.assign(base, attr, value, frame, stmt, target, value_node)
         elif isinstance(base, InstanceRef):
             base.attrs[attr] = value
         elif isinstance(base, ClassRef):
@@ -929,6 +933,8 @@ class Interpreter:
 
     def get_attr(self, base: Sym, attr: str, node: cst.Attribute, frame: Frame) -> Sym:
         base = self.force(base, frame)
+        if isinstance(base, OptionsRef):
+            return base.child(attr)
         if isinstance(base, ConfigRef):
             return ConfigRef(config=base.config, path=base.path + (attr,))
         if isinstance(base, EntryRef):
@@ -1252,6 +1258,9 @@ class Interpreter:
         return config
 
     def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame) -> Sym:
+        tf2 = self.tf2.call(last, full, call, frame)
+        if tf2 is not None:
+            return tf2
         if full == "super" and frame.function is not None and frame.function.owner is not None:
             self._args(call, frame, force=False)
             instance = frame.function.bound_self

@@ -101,6 +101,7 @@ class OptionWrite:
     via: str = "parameter_map"  # parameter_map | NPURunConfig | <ConfigObject>.<param> | implicit
     kwarg: Optional[str] = None  # NPURunConfig keyword or config-object parameter that produced it
     implicit: bool = False  # written by NPURunConfig/NPUEstimator by itself (user did not write it)
+    option_path: Optional[str] = None  # via global_options: the attribute path ("dump_config.dump_path")
     index: int = 0  # order of the write within its entry
     range: Optional[Range] = None
     key_range: Optional[Range] = None
@@ -158,7 +159,7 @@ class Entry:
     def is_npu(self) -> Optional[bool]:
         """True when named exactly "NpuOptimizer" on every path, False when never, None when unknown
         (unresolved, or the name depends on a branch)."""
-        if self.kind in ("npurunconfig", "helper-default"):
+        if self.kind in ("npurunconfig", "helper-default", "global_options"):
             return True
         if not self.name_writes:
             if self.name is not None:  # named by a helper
@@ -237,8 +238,20 @@ class RewriteWrite:
 
 
 @dataclass
+class DeviceOpen:
+    """``npu_device.open()``: the TF2 adapter reads global_options() here, once per process."""
+
+    path: str
+    node: Optional[cst.CSTNode]
+    branches: tuple[BranchStep, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+    late: list[tuple[OptionWrite, str]] = field(default_factory=list)  # writes made after it, with certainty
+    range: Optional[Range] = None
+
+
+@dataclass
 class SessionConfig:
-    kind: str  # ConfigProto | NPURunConfig | unknown
+    kind: str  # ConfigProto | NPURunConfig | global_options (TF2) | unknown
     path: str
     node: Optional[cst.CSTNode]
     variable: Optional[str] = None
@@ -248,6 +261,7 @@ class SessionConfig:
     calls: tuple[CallSite, ...] = ()
     wraps: list[SessionConfig] = field(default_factory=list)  # NPURunConfig(session_config=...)
     helpers: list[str] = field(default_factory=list)  # npu_config_proto & co. applied to it
+    opens: list[DeviceOpen] = field(default_factory=list)  # global_options: the npu_device.open() calls
     range: Optional[Range] = None
 
     def all_entries(self) -> list[Entry]:

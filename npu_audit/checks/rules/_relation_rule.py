@@ -1,5 +1,6 @@
 """Shared body of the rules that report relation hits (missing-companion, conflicting-options, no-effect)."""
 
+from npu_audit.checks import tf2
 from npu_audit.checks.relations import KIND_TO_RULE, evaluate_relations, hit_message
 
 
@@ -15,6 +16,7 @@ def relation_findings(rule, ctx, fix_for=None):
                 related.append(r)
         branch = hit.branch or w.branch_text()
         message, severity = hit_message(hit), hit.relation.severity
+        message = tf2.wording(ctx, w, message)  # TF2 scripts read the TF2 names of the options
         if hit.across_entries:
             message += (" (the options are set on different NpuOptimizer entries of one session config: the adapter "
                         "checks this per entry, so nothing stops it at session start)")

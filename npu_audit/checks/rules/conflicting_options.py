@@ -44,7 +44,7 @@ class ConflictingOptions(Rule):
     def _fix(ctx, hit):
         if hit.relation.id != "precision-mode-excludes-precision-mode-v2" or hit.anchor.key != "precision_mode":
             return None
-        if hit.anchor.conditional or hit.anchor.via != "parameter_map":
+        if hit.anchor.conditional or hit.anchor.via not in ("parameter_map", "global_options"):
             return None
         edit = delete_statement(ctx, hit.anchor)
         if edit is None:

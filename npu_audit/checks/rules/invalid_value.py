@@ -1,3 +1,4 @@
+from npu_audit.checks import tf2
 from npu_audit.checks.base import REACTION_TEXT, Rule, describe, severity_for_reaction
 from npu_audit.checks.helpers import nearest, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
@@ -38,31 +39,43 @@ class InvalidValue(Rule):
     what = (
         "Reports values that are not among an option's documented values (enumerations such as "
         "precision_mode or dump_mode) and values whose Python type the AttrValue field rejects "
-        "(`.i = True`, `.i = \"1\"`, `.s = 5`)."
+        "(`.i = True`, `.i = \"1\"`, `.s = 5`). In TensorFlow 2 scripts, values that an option of "
+        "`npu_device.global_options()` does not accept: outside its list, or of another type than its default "
+        "(`dump_config.enable_dump = \"True\"`, `aoe_config.aoe_mode = 2`)."
     )
     why = (
         "Depending on the option the adapter rejects the value when the session starts, aborts the "
         "process after graph building, or passes it to the runtime unchecked where it is ignored or "
-        "fails later. Type mistakes raise TypeError as soon as the script builds its config."
+        "fails later. Type mistakes raise TypeError as soon as the script builds its config; the TF2 option "
+        "object raises TypeError or ValueError at the assignment itself."
     )
     example_bad = 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("mix_precision")'
     example_good = 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")'
-    fix_safety = "No automatic fix: only you know which valid value you meant (the hint suggests the closest)."
+    fix_safety = (
+        "No automatic fix for parameter_map: only you know which valid value you meant (the hint suggests the "
+        "closest). For `global_options()`, a literal that obviously stands for an accepted value of another type "
+        "(\"True\" for True, \"1\" for 1, 2 for \"2\", b\"x\" for \"x\") gets an unsafe fix that writes that value."
+    )
     invalid = (
         PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("mix_precision")\n',
         PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = True\n',
         PRELUDE + 'custom_op.parameter_map["dump_mode"].s = b"everything"\n',
+        tf2.PRELUDE + 'npu.global_options().dump_config.enable_dump = "True"\n',
+        tf2.PRELUDE + 'npu.global_options().precision_mode = "mix_precision"\n',
     )
     valid = (
         PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
         PRELUDE + 'import os\ncustom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(os.getenv("PM"))\n',
+        tf2.PRELUDE + 'npu.global_options().dump_config.enable_dump = 1\n'
+                      'npu.global_options().precision_mode = "allow_mix_precision"\n',
     )
 
     def check(self, ctx):
+        yield from tf2.invalid_values(self, ctx)
         for _config, _entry, w in ctx.user_writes():
             view = ctx.release_view(w.key)
-            if view is None or not w.value.resolved:
-                continue
+            if view is None or not w.value.resolved or w.via == tf2.KIND:
+                continue  # global_options() values: tf2.invalid_values
             spec = ctx.spec(w.key)
             problem = python_type_problem(w)
             if problem:

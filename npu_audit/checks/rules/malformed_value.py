@@ -1,3 +1,4 @@
+from npu_audit.checks import tf2
 from npu_audit.checks.base import REACTION_TEXT, Rule, severity_for_reaction
 from npu_audit.checks.helpers import literal_subrange, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
@@ -55,7 +56,7 @@ class MalformedValue(Rule):
                 part = text[problem.start:problem.end]
                 shown = f" at {part!r}" if part and len(part) <= 40 else ""
                 message = (f"'{w.key}' is malformed{shown}: {problem.message}; "
-                           f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
+                           f"{reaction(tf2.reaction(w, REACTION_TEXT.get(spec.on_invalid, '')), latent)}{flag_note(w)}")
                 hint = f"expected {grammars.GRAMMARS[view.domain.grammar].summary}"
                 f = ctx.finding(self, w.path, where, message, calls=w.calls, write=w, severity=severity, hint=hint, option=w.key,
                                 certainty=w.certainty, branch=w.branch_text())

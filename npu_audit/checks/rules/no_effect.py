@@ -1,3 +1,4 @@
+from npu_audit.checks import tf2
 from npu_audit.checks.base import Rule
 from npu_audit.checks.helpers import fixable_here
 from npu_audit.checks.rules import PRELUDE
@@ -34,6 +35,7 @@ class NoEffect(Rule):
 
     def check(self, ctx):
         yield from relation_findings(self, ctx)
+        yield from tf2.no_effect(self, ctx)
         release = ctx.settings.release
         for _config, _entry, w in ctx.user_writes():
             spec = ctx.spec(w.key)

@@ -43,6 +43,8 @@ class OutOfRange(Rule):
             view = ctx.release_view(w.key)
             if view is None or not w.value.resolved or view.domain.kind != "int-range" or python_type_problem(w):
                 continue
+            if w.via == "global_options":
+                continue  # the TF2 adapter checks only its own value lists (invalid-value)
             if w.via == "parameter_map" and w.field != view.field:
                 continue
             number = as_number(w.value.python)

@@ -1,3 +1,4 @@
+from npu_audit.checks import tf2
 from npu_audit.checks.base import Rule
 from npu_audit.checks.helpers import edit_for, fixable_here, nearest, requote
 from npu_audit.checks.rules import PRELUDE
@@ -11,24 +12,36 @@ class UnknownOption(Rule):
     summary = "A parameter_map key that no adapter reads: the setting is silently ignored."
     what = (
         "Reports `parameter_map[\"<key>\"]` writes whose key the Ascend adapter never reads: typos, "
-        "profiling_options fields written as keys, and keys that were removed or never existed."
+        "profiling_options fields written as keys, and keys that were removed or never existed. In TensorFlow 2 "
+        "scripts, attributes set on `npu_device.global_options()` that its group does not define: typos, options "
+        "in the wrong group (`global_options().enable_dump` for `global_options().dump_config.enable_dump`), "
+        "TF1-only options and options of older adapter releases (auto_tune_mode)."
     )
     why = (
         "The adapter only looks up the keys it knows and never warns about others, so a misspelt key "
-        "is dropped without a trace and the device runs with the default instead of your setting."
+        "is dropped without a trace and the device runs with the default instead of your setting. The TF2 "
+        "option object refuses unknown attributes with ValueError, so the script stops at that line."
     )
     example_bad = 'custom_op.parameter_map["precison_mode"].s = tf.compat.as_bytes("allow_mix_precision")'
     example_good = 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")'
     fix_safety = (
         "When exactly one real key is close to the typo, an unsafe fix renames it: you may have meant "
-        "another key, and renaming turns a setting that was ignored into one that takes effect."
+        "another key, and renaming turns a setting that was ignored into one that takes effect. For "
+        "`global_options()` the same unsafe fix renames the attribute, or inserts the missing group "
+        "(`.enable_dump` -> `.dump_config.enable_dump`)."
     )
     invalid = (
         PRELUDE + 'custom_op.parameter_map["precison_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
         PRELUDE + 'custom_op.parameter_map["training_trace"].s = b"on"\n',
         PRELUDE + 'custom_op.parameter_map["enable_auto_mix_precision"].b = True\n',
+        tf2.PRELUDE + 'npu.global_options().precison_mode = "allow_mix_precision"\n',
+        tf2.PRELUDE + 'npu.global_options().enable_dump = True\n',
+        tf2.PRELUDE + 'npu.global_options().auto_tune_mode = "RL,GA"\n',
     )
-    valid = (PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',)
+    valid = (PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
+             tf2.PRELUDE + 'npu.global_options().dump_config.enable_dump = True\n'
+                           'npu.global_options().dump_config.dump_path = "/tmp/dump"\n',
+             '# npu-audit-test: release=legacy\n' + tf2.PRELUDE + 'npu.global_options().auto_tune_mode = "RL,GA"\n')
 
     def check(self, ctx):
         from npu_audit.knowledge.grammars import PROFILING_FIELDS
@@ -57,3 +70,4 @@ class UnknownOption(Rule):
                             fix=fix, certainty=w.certainty, branch=w.branch_text())
             if f:
                 yield f
+        yield from tf2.unknown_options(self, ctx)

@@ -1,0 +1,39 @@
+from npu_audit.checks import tf2
+from npu_audit.checks.base import Rule
+from npu_audit.checks.tf2 import PRELUDE
+
+
+class OptionAfterOpen(Rule):
+    code = "NPU307"
+    name = "option-after-open"
+    severity = "error"
+    summary = "A TensorFlow 2 option set on npu_device.global_options() after npu_device.open(): it has no effect."
+    what = (
+        "Follows the order in which a TF2 script runs (helpers, branches, the main guard) and reports every "
+        "write to `npu_device.global_options()` made after the `npu_device.open()` call that opens the device. "
+        "A write after an open() in one branch only is reported as 'may happen'."
+    )
+    why = (
+        "The TF2 adapter reads the whole option object once, when open() creates the device, and never again: "
+        "later assignments succeed without any message but are not applied, so the job runs with the value "
+        "the option had at open() (e.g. no dump, another precision mode)."
+    )
+    example_bad = ("npu.open().as_default()\n"
+                   "npu.global_options().precision_mode_v2 = \"mixed_float16\"")
+    example_good = ("npu.global_options().precision_mode_v2 = \"mixed_float16\"\n"
+                    "npu.open().as_default()")
+    fix_safety = "No automatic fix: moving the line before open() may change what the lines in between compute."
+    invalid = (
+        PRELUDE + 'npu.open().as_default()\nnpu.global_options().precision_mode_v2 = "mixed_float16"\n',
+        PRELUDE + 'def configure():\n    npu.global_options().dump_config.enable_dump = True\n\n'
+                  'npu.open().as_default()\nconfigure()\n',
+    )
+    valid = (
+        PRELUDE + 'npu.global_options().precision_mode_v2 = "mixed_float16"\nnpu.open().as_default()\n',
+        PRELUDE + 'def configure():\n    npu.global_options().dump_config.enable_dump = True\n'
+                  '    npu.global_options().dump_config.dump_path = "/tmp/dump"\n\n'
+                  'configure()\nnpu.open().as_default()\n',
+    )
+
+    def check(self, ctx):
+        return tf2.late_writes(self, ctx)
