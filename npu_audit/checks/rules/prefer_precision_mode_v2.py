@@ -55,11 +55,8 @@ class PreferPrecisionModeV2(Rule):
             fix = None
             if row.exact:
                 message = f"precision_mode is superseded by precision_mode_v2: write precision_mode_v2 = {describe(row.new)}"
-                fix = self._fix_together(ctx, entry, migration) if fixable_here(ctx, w) else None
+                fix = self._fix(ctx, entry, w, migration.to_key, row.new)
                 hint = f"precision_mode_v2 = {row.new!r} behaves the same"
-                if fix is None and fixable_here(ctx, w) and self._fix(ctx, w, migration.to_key, row.new):
-                    hint += ("; no automatic fix: the session also gets precision_mode_v2, or precision_mode from a "
-                             "write that cannot be migrated with it (every write must move together)")
             else:
                 why = f": {row.note.rstrip('.')}" if row.note else ""
                 message = f"precision_mode {describe(value)} has no exact precision_mode_v2 equivalent{why}"
@@ -69,35 +66,8 @@ class PreferPrecisionModeV2(Rule):
             if f:
                 yield f
 
-    def _fix_together(self, ctx, entry, migration):
-        """One fix moving every precision_mode write of the entries the adapter merges with ``entry``
-        (every config holding it), or None: migrating one write alone would leave precision_mode and
-        precision_mode_v2 together, or let another entry's precision_mode decide."""
-        entries = {id(e): e for c in ctx.configs if any(x is entry for x in c.all_entries())
-                   for e in c.npu_entries()}
-        entries.setdefault(id(entry), entry)
-        edits, values = [], []
-        for e in entries.values():
-            for x in e.writes:
-                if x.key == migration.to_key:
-                    return None
-                if x.key != migration.from_key:
-                    continue
-                row = migration.row(x.value.decoded()) if x.value.resolved and not x.implicit else None
-                one = self._fix(ctx, x, migration.to_key, row.new) if row is not None and row.exact else None
-                if one is None:
-                    return None
-                edits.extend(ed for ed in one if ed not in edits)
-                values.append(row.new)
-        if not edits:
-            return None
-        if len(values) == 1:
-            return Fix("safe", f"Migrate to {migration.to_key} = {values[0]!r}", tuple(edits))
-        return Fix("safe", f"Migrate the {len(values)} precision_mode writes of this session to {migration.to_key} "
-                   f"({', '.join(repr(v) for v in dict.fromkeys(values))})", tuple(edits))
-
-    def _fix(self, ctx, w, to_key, new_value):
-        if not fixable_here(ctx, w):
+    def _fix(self, ctx, entry, w, to_key, new_value):
+        if not fixable_here(ctx, w) or "precision_mode_v2" in entry.effective():
             return None
         node = w.value.source_node
         node_range = ctx.extraction.range_of(node) if node is not None and w.value.source_path == ctx.path else None
@@ -113,4 +83,5 @@ class PreferPrecisionModeV2(Rule):
             new_key = to_key  # NPURunConfig keyword
         if not new_key:
             return None
-        return (edit_for(w.key_range, new_key), edit_for(node_range, new_literal))
+        return Fix("safe", f"Migrate to {to_key} = {new_value!r}",
+                   (edit_for(w.key_range, new_key), edit_for(node_range, new_literal)))
