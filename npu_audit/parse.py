@@ -1,7 +1,27 @@
 """Parsing decoded source with libcst, turning every failure into one :class:`SyntaxProblem`.
 
-Three things make this more than a call to :func:`libcst.parse_module`:
+libcst builds the tree npu-audit analyses; CPython says what a syntax error is.
 
+* **Verdict and positions from CPython.** When libcst cannot parse a file, CPython's own parser
+  (``compile(text, ..., PyCF_ONLY_AST)``, nothing is executed) is asked. If it rejects the file too, its
+  ``SyntaxError`` gives the message and the exact position, and the offending construct there tells
+  whether the file is Python 2 code (a hint is added). A file that libcst parses is analysed even if the
+  running interpreter rejects it (syntax newer than the interpreter: libcst reads Python 3.0 to 3.14).
+* **Files Python accepts but libcst cannot read.** libcst requires the indentation *text* of a block to
+  extend the indentation text of the block around it, where CPython compares widths only (tabs to the
+  next multiple of 8, and again with tabs as 1 column; both comparisons must agree). So a tab plus
+  spaces inside a block indented with spaces runs under Python while libcst stops with "no matching outer
+  block for dedent". Such a file is parsed again with every tab in the indentation of its logical lines
+  (and comment and blank lines) replaced by one space (:func:`normalise_indentation`): no character
+  moves, so every line and column stays exact, and since CPython accepted the file the widths with tabs
+  as 1 column give the same blocks. That tree differs from the text in those indentation characters
+  only; nothing may write ``module.code`` back (fixes edit the original text at positions). Only when
+  this fails too is the file reported, saying that Python accepts it. (Form feeds in indentation are
+  read, but libcst drops the whitespace of such a line from its tree.)
+* **Memory.** A libcst tree costs about 1.5 to 3 KB per token (a 1 MB generated literal table: more
+  than 1 GB). Files above :data:`MAX_PARSE_TOKENS` tokens (counted by the token scan below, or above
+  :data:`MAX_PARSE_CHARS` characters, refused before the scan) are not parsed: the problem has the code
+  ``unreadable-file`` and says why.
 * **libcst crashes the process on deeply nested input.** Its native (Rust) parser recurses without a
   limit: ``"(" * 10000``, a 10 000-term ``a + a + ...`` or a 10 000-branch ``elif`` chain overflow the C
   stack and the interpreter dies with SIGSEGV, which no ``except`` can catch; it is also quadratic in the
@@ -17,19 +37,17 @@ Three things make this more than a call to :func:`libcst.parse_module`:
   When the token scan says a file might be that deep, the real depth is measured (iteratively) and a file
   whose tree the caller's remaining recursion budget cannot walk is reported instead of returned; raising
   ``sys.setrecursionlimit`` before calling raises the accepted depth accordingly.
-* **libcst's error positions are imprecise.** For parser errors the position is inside the message
-  (``"error at 2:18: expected one of ..."``, 0-based column in characters) and points at the start of the
-  token *after* the offending one (``raw_column`` is always 0 and ``raw_line`` is sometimes wrong); for
-  tokenizer errors there is no position at all (``raw_line`` 1, ``raw_column`` 0). The position reported
-  here is recomputed from the source: the offending token for parser errors, the offending literal /
-  character / line for tokenizer errors.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import re
 import sys
 import threading
+import tokenize
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, NamedTuple
@@ -42,11 +60,14 @@ __all__ = [
     "MAX_BRACKET_NESTING",
     "MAX_ELIF_CHAIN",
     "MAX_EXPRESSION_NESTING",
+    "MAX_PARSE_CHARS",
+    "MAX_PARSE_TOKENS",
     "PARSE_STACK_SIZE",
     "NestingEstimate",
     "SyntaxProblem",
     "call_with_large_stack",
     "nesting_estimate",
+    "normalise_indentation",
     "parse_module",
 ]
 
@@ -56,6 +77,12 @@ MAX_BRACKET_NESTING = 200
 MAX_EXPRESSION_NESTING = 1000
 #: Longest ``if``/``elif`` chain accepted (libcst nests each ``elif`` in the previous one).
 MAX_ELIF_CHAIN = 3000
+#: Most tokens (as :func:`nesting_estimate` counts them) of a file that is parsed: about 0.5 to 1 GB of
+#: libcst tree, 20 times the largest NPU script of the Ascend model zoo (16 000 tokens, 125 KB).
+MAX_PARSE_TOKENS = 300_000
+#: Files with more characters are refused without even scanning them (no Python file of that size stays
+#: under :data:`MAX_PARSE_TOKENS` unless it is nearly all comments or string literals).
+MAX_PARSE_CHARS = 4_000_000
 #: Stack size of the thread libcst parses on. Only touched pages are committed.
 PARSE_STACK_SIZE = 64 * 1024 * 1024
 # Python frames a libcst visitor spends per tree level (measured with libcst 1.9: 3.0 to 3.6).
@@ -69,7 +96,7 @@ _DEPTH_CHECK_THRESHOLD = 60
 @dataclass(frozen=True)
 class SyntaxProblem:
     display: str
-    code: str  # "syntax-error"
+    code: str  # "syntax-error", or "unreadable-file" for a file too large to parse
     message: str
     line: int  # 1-based
     column: int  # 1-based, in characters
@@ -78,8 +105,8 @@ class SyntaxProblem:
 _CODE = "syntax-error"
 
 # ----------------------------------------------------------------------------------------------------
-# A small, forgiving tokenizer (regular expression) used for the nesting guard, error positions and the
-# Python 2 heuristics. It never fails: anything unknown is a one-character OTHER token.
+# A small, forgiving tokenizer (regular expression) used for the nesting guard and the size budget, and to
+# show the token at an error. It never fails: anything unknown is a one-character OTHER token.
 
 _COMMENT, _NL, _CONT, _STRING, _KW, _NAME, _NUMBER, _OPEN, _CLOSE, _COMMA, _SEMI, _OP, _COLON, _OTHER = range(
     1, 15
@@ -121,6 +148,7 @@ class NestingEstimate(NamedTuple):
     elif_chain: int  # longest if/elif chain
     elif_at: int
     indent_levels: int  # deepest block nesting (indentation levels)
+    tokens: int = 0  # tokens seen (comments and line breaks included): what parsing costs in memory
 
     @property
     def tree_depth_bound(self) -> int:
@@ -169,7 +197,9 @@ def nesting_estimate(text: str) -> NestingEstimate:
     line_start = 0
     after_string = False
     operand = False  # whether the previous token ends an operand (so "-" is binary)
+    tokens = 0
     for m in finditer(text):
+        tokens += 1
         k = m.lastindex
         if k == _NAME or k == _NUMBER:
             operand = True
@@ -296,7 +326,7 @@ def nesting_estimate(text: str) -> NestingEstimate:
     if d > max_expr:
         max_expr = d
         expr_at = stmt_start
-    return NestingEstimate(max_brackets, brackets_at, max_expr, expr_at, max_elif, elif_at, max_indent)
+    return NestingEstimate(max_brackets, brackets_at, max_expr, expr_at, max_elif, elif_at, max_indent, tokens)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -367,7 +397,9 @@ def parse_module(source: SourceText) -> libcst.Module | SyntaxProblem:
     """Parse ``source.text`` with libcst; every failure (never an exception) is a :class:`SyntaxProblem`.
 
     The module's ``encoding`` is the file's (so ``module.bytes`` re-encodes like the original, BOM
-    included for ``utf-8-sig``).
+    included for ``utf-8-sig``) -- except that for a file libcst could only read with its indentation
+    normalised (see the module docstring) the tree holds spaces where the file has tabs. Positions are
+    exact either way; write fixes to the original text, never ``module.code``.
     """
     try:
         return _parse_module(source)
@@ -377,40 +409,96 @@ def parse_module(source: SourceText) -> libcst.Module | SyntaxProblem:
 
 def _parse_module(source: SourceText) -> libcst.Module | SyntaxProblem:
     text = source.text
+    if len(text) > MAX_PARSE_CHARS:
+        return _too_large(source, f"{len(text):,} characters, more than the {MAX_PARSE_CHARS:,} characters")
     estimate = nesting_estimate(text)
+    if estimate.tokens > MAX_PARSE_TOKENS:
+        return _too_large(source, f"{estimate.tokens:,} tokens, more than the {MAX_PARSE_TOKENS:,} tokens")
     refused = _refuse_nesting(source, estimate)
     if refused is not None:
         return refused
     try:
-        if estimate.tree_depth_bound > _DEPTH_CHECK_THRESHOLD:
-            module = call_with_large_stack(_parse_text, text, source.encoding)
-        else:
-            # shallow code (nearly every file) cannot exhaust the default C stack: no thread needed
-            module = _parse_text(text, source.encoding)
-    except libcst.ParserSyntaxError as exc:
-        return _syntax_problem(source, exc)
+        try:
+            module = _libcst(text, source.encoding, estimate)
+        except libcst.ParserSyntaxError as exc:
+            outcome = _when_libcst_fails(source, exc, estimate)
+            if isinstance(outcome, SyntaxProblem):
+                return outcome
+            module = outcome
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # RecursionError, MemoryError, pyo3 PanicException, ...
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
+    return _walkable(source, module, estimate)
+
+
+def _libcst(text: str, encoding: str, estimate: NestingEstimate) -> libcst.Module:
     if estimate.tree_depth_bound > _DEPTH_CHECK_THRESHOLD:
-        budget = _visitable_depth()
-        # the bound is usually 1.5 times the real depth, but can be lower for nested f-strings
-        if estimate.tree_depth_bound * 3 > budget * 2:
-            depth = _tree_depth(module, budget)
-            if depth > budget:
-                at = estimate.expression_at
-                if estimate.elif_chain * 2 > estimate.expression and estimate.elif_at >= 0:
-                    at = estimate.elif_at
-                line, column = _line_col(text, at) if at >= 0 else (1, 1)
-                return _problem(
-                    source,
-                    f"too deeply nested to analyse: the syntax tree is more than {budget} levels deep, "
-                    f"more than the recursion limit ({sys.getrecursionlimit()}) lets npu-audit walk; "
-                    "typical of generated code; skipped",
-                    line,
-                    column,
-                )
+        return call_with_large_stack(_parse_text, text, encoding)
+    # shallow code (nearly every file) cannot exhaust the default C stack: no thread needed
+    return _parse_text(text, encoding)
+
+
+def _when_libcst_fails(
+    source: SourceText, exc: libcst.ParserSyntaxError, estimate: NestingEstimate
+) -> libcst.Module | SyntaxProblem:
+    verdict = _cpython_verdict(source.text)
+    if isinstance(verdict, SyntaxError):
+        return _cpython_problem(source, verdict)
+    if verdict is True:  # Python accepts the file: libcst's limitation, not the user's mistake
+        normalised = normalise_indentation(source.text)
+        if normalised is not None:
+            try:
+                return _libcst(normalised, source.encoding, estimate)
+            except libcst.ParserSyntaxError as again:
+                exc = again
+        detail, line, column = _libcst_detail(exc)
+        return _problem(
+            source,
+            f"Python accepts this file but npu-audit's parser (libcst) cannot read it ({detail}); "
+            "its NPU options are not checked",
+            line,
+            column,
+        )
+    # CPython could not decide either (its own limits): libcst's words
+    detail, line, column = _libcst_detail(exc)
+    return _problem(source, detail, line, column)
+
+
+def _too_large(source: SourceText, what: str) -> SyntaxProblem:
+    size = len(source.raw)
+    return SyntaxProblem(
+        display=source.display,
+        code="unreadable-file",
+        message=(
+            f"file too large to parse: {what} npu-audit parses per file ({size / 1e6:.1f} MB; its syntax "
+            "tree needs 1.5 to 3 KB of memory per token); skipped. Split the file or exclude it"
+        ),
+        line=1,
+        column=1,
+    )
+
+
+def _walkable(source: SourceText, module: libcst.Module, estimate: NestingEstimate) -> libcst.Module | SyntaxProblem:
+    if estimate.tree_depth_bound <= _DEPTH_CHECK_THRESHOLD:
+        return module
+    budget = _visitable_depth()
+    # the bound is usually 1.5 times the real depth, but can be lower for nested f-strings
+    if estimate.tree_depth_bound * 3 > budget * 2:
+        depth = _tree_depth(module, budget)
+        if depth > budget:
+            at = estimate.expression_at
+            if estimate.elif_chain * 2 > estimate.expression and estimate.elif_at >= 0:
+                at = estimate.elif_at
+            line, column = _line_col(source.text, at) if at >= 0 else (1, 1)
+            return _problem(
+                source,
+                f"too deeply nested to analyse: the syntax tree is more than {budget} levels deep, "
+                f"more than the recursion limit ({sys.getrecursionlimit()}) lets npu-audit walk; "
+                "typical of generated code; skipped",
+                line,
+                column,
+            )
     return module
 
 
@@ -472,20 +560,73 @@ def _tree_depth(module: libcst.CSTNode, limit: int) -> int:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Messages and positions.
+# Indentation libcst cannot read.
 
-_PARSER_ERROR_RE = re.compile(r"^parser error: error at (\d+):(\d+): (.*)$", re.S)
-_TOKENIZER_ERROR_RE = re.compile(r"^tokenizer error: (.*)$", re.S)
-_EXPECTED_RE = re.compile(r"^expected (?:one of )?(.*)$", re.S)
-_MAX_EXPECTED = 6
-_EXPECTED_NAMES = {
-    "INDENT": "an indented block",
-    "NEWLINE": "end of line",
-    "EOF": "end of file",
-    "NAME": "a name",
-    "NUMBER": "a number",
-    "STRING": "a string",
-}
+
+def normalise_indentation(text: str) -> str | None:
+    """``text`` with each tab in the indentation of a logical, comment or blank line replaced by one space.
+
+    Only for text CPython accepts (its tokenizer finds the logical lines). Every other character --
+    string literals, continuation lines, whitespace inside brackets -- is kept, and each tab is one
+    character, so lines and columns do not move. None when there is nothing to replace or the text
+    cannot be tokenized.
+    """
+    if "\t" not in text:
+        return None
+    starts = _line_starts(text)
+    unix = _LINE_BREAK_RE.sub("\n", text)  # the same lines, whatever their line breaks
+    indents: list[tuple[int, int]] = []  # (0-based line, length of the indentation)
+    depth = 0
+    at_line_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(unix).readline):
+            kind = tok.type
+            if kind in (tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+                continue
+            if at_line_start:
+                indents.append((tok.start[0] - 1, tok.start[1]))
+                at_line_start = False
+            if kind in (tokenize.NEWLINE, tokenize.NL):
+                at_line_start = depth == 0
+            elif kind == tokenize.OP:
+                if tok.string in "([{":
+                    depth += 1
+                elif tok.string in ")]}":
+                    depth = max(0, depth - 1)
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return None
+    out = []
+    pos = 0
+    for row, width in indents:
+        if row >= len(starts):
+            continue
+        start = starts[row]
+        head = text[start : start + width]
+        if "\t" in head and not head.strip(" \t\f"):
+            out.append(text[pos:start])
+            out.append(head.replace("\t", " "))
+            pos = start + width
+    if not out:
+        return None
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Syntax errors: CPython's verdict, message and position.
+
+
+def _cpython_verdict(text: str) -> bool | SyntaxError | None:
+    """True when CPython parses ``text``, its SyntaxError when not, None when it cannot tell."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like
+            compile(text, "<npu-audit>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:  # IndentationError and TabError included
+        return exc
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    return True
 
 
 def _problem(source: SourceText, message: str, line: int, column: int) -> SyntaxProblem:
@@ -518,356 +659,161 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - line_start + 1
 
 
-def _offset_of(text: str, line: int, column0: int) -> int:
-    """Character offset of a 1-based line and 0-based column (clamped to the text)."""
-    starts = _line_starts(text)
-    if line < 1:
-        return 0
-    if line > len(starts):
-        return len(text)
-    start = starts[line - 1]
-    end = starts[line] if line < len(starts) else len(text)
-    return min(start + max(0, column0), end)
-
-
 def _show(token: str, limit: int = 24) -> str:
     if len(token) > limit:
         token = token[: limit - 1] + "…"
     return repr(token)
 
 
-def _syntax_problem(source: SourceText, exc: libcst.ParserSyntaxError) -> SyntaxProblem:
+_LIBCST_PARSER_ERROR_RE = re.compile(r"parser error: error at (\d+):(\d+): (.*)", re.S)
+
+
+def _libcst_detail(exc: libcst.ParserSyntaxError) -> tuple[str, int, int]:
+    """libcst's own message and position (1-based; its tokenizer errors have none: 1, 1)."""
+    raw = _one_line(str(getattr(exc, "message", "") or exc))
+    m = _LIBCST_PARSER_ERROR_RE.fullmatch(raw)
+    if m:
+        return m.group(3), int(m.group(1)), int(m.group(2)) + 1
+    if raw.startswith("tokenizer error: "):
+        raw = raw[len("tokenizer error: ") :]
+    line = int(getattr(exc, "raw_line", 1) or 1)
+    column = int(getattr(exc, "raw_column", 0) or 0) + 1
+    return raw, line, column
+
+
+# Characters that start no Python token (CPython says only "invalid syntax" for them).
+_NOT_A_TOKEN = frozenset("$?`!")
+_NUMBER_CHARS_RE = re.compile(r"[0-9A-Za-z_.]*")
+
+
+def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
     text = source.text
-    raw_message = str(getattr(exc, "message", "") or exc)
-    line, column = 1, 1
-    m = _PARSER_ERROR_RE.match(raw_message)
-    t = _TOKENIZER_ERROR_RE.match(raw_message)
-    if m:
-        reported = _offset_of(text, int(m.group(1)), int(m.group(2)))
-        message, offset = _describe_parser_error(text, reported, m.group(3))
-        line, column = _line_col(text, offset)
-    elif t:
-        detail = _one_line(t.group(1))
-        message = detail
-        offset = _locate_tokenizer_error(text, detail)
-        if offset is not None:
-            line, column = _line_col(text, offset)
-    else:  # another libcst message format: keep its own position
-        message = _one_line(raw_message)
-        line = max(1, int(getattr(exc, "raw_line", 1) or 1))
-        column = max(1, int(getattr(exc, "raw_column", 0) or 0) + 1)
-    hint = _python2_hint(text)
-    if hint:
-        message = f"{message}; {hint}"
-    return _problem(source, message, line, column)
+    starts = _line_starts(text)
+    line = min(max(1, err.lineno or 1), len(starts))
+    begin = starts[line - 1]
+    end = starts[line] if line < len(starts) else len(text)
+    line_text = _LINE_BREAK_RE.sub("", text[begin:end])
+    col0 = _column0(err.offset, line_text)
+    message, col0 = _describe(err, line_text, col0)
+    construct = _python2_construct(err.msg or "", line_text, col0)
+    if construct:
+        message = f"{message}; looks like Python 2 code ({construct} at line {line}); npu-audit reads Python 3 only"
+    return _problem(source, message, line, col0 + 1)
 
 
-def _describe_parser_error(text: str, reported: int, detail: str) -> tuple[str, int]:
-    """The message and offset for a libcst parser error reported at character offset ``reported``.
-
-    libcst reports the start of the token *after* the one it could not parse. The offending token is the
-    last significant token before ``reported`` -- or, when a line break lies in between, the end of that
-    line (a NEWLINE token) or the indentation of the next one (an INDENT token).
-    """
-    previous = None
-    newline_since = False
-    for tok in _TOKEN_RE.finditer(text, _scan_window_start(text, reported)):
-        if tok.start() >= reported:
-            break
-        k = tok.lastindex
-        if k == _NL:
-            newline_since = True
-        elif k != _COMMENT and k != _CONT:
-            previous = tok
-            newline_since = False
-    expected = ""
-    e = _EXPECTED_RE.match(detail.strip())
-    if e:
-        items = [_EXPECTED_NAMES.get(item.strip(), item.strip()) for item in e.group(1).split(", ")]
-        if 0 < len(items) <= _MAX_EXPECTED:
-            expected = "expected " + (items[0] if len(items) == 1 else "one of " + ", ".join(items))
-    elif detail.strip():
-        expected = _one_line(detail)
-    if previous is None:
-        message, offset = "invalid syntax", reported
-    elif not newline_since:
-        message, offset = f"invalid syntax at {_show(previous.group())}", previous.start()
-    elif not text[reported:].strip():
-        message, offset = (
-            f"invalid syntax: unexpected end of file after {_show(previous.group())}",
-            previous.end(),
-        )
-    elif _BLOCK_HEADER_RE.match(text, _line_start(text, previous.start())) and previous.group() != ":":
-        message, offset = f"invalid syntax: expected ':' after {_show(previous.group())}", previous.end()
-        expected = ""
-    elif _more_indented(text, reported, previous.start()) and previous.group() != ":":
-        message, offset = "invalid syntax: unexpected indent", reported
-    else:
-        message, offset = (
-            f"invalid syntax: unexpected end of line after {_show(previous.group())}",
-            previous.end(),
-        )
-    if expected:
-        message = f"{message} ({expected})"
-    return message, offset
-
-
-_BLOCK_HEADER_RE = re.compile(
-    r"[ \t\f]*(?:if|elif|else|for|while|def|class|with|try|except|finally|async|match|case)\b"
-)
-
-
-def _line_start(text: str, offset: int) -> int:
-    start = text.rfind("\n", 0, offset) + 1
-    return text.rfind("\r", start, offset) + 1 or start
-
-
-def _indent_of_line_at(text: str, offset: int) -> tuple[str, bool]:
-    """The leading whitespace of the line holding ``offset`` and whether ``offset`` is its first token."""
-    start = _line_start(text, offset)
-    head = text[start:offset]
-    stripped = head.lstrip(" \t\x0c")
-    return head[: len(head) - len(stripped)], not stripped
-
-
-def _more_indented(text: str, offset: int, earlier: int) -> bool:
-    indent, first = _indent_of_line_at(text, offset)
-    if not first:
-        return False
-    earlier_indent, _ = _indent_of_line_at(text, earlier)
-    return len(indent.expandtabs(8)) > len(earlier_indent.expandtabs(8))
-
-
-def _scan_window_start(text: str, offset: int, chars_back: int = 50_000) -> int:
-    """Where to start tokenizing to find the token before ``offset`` without scanning a huge file.
-
-    Small files are scanned from the start (exact); for big ones, from a line start about
-    ``chars_back`` characters earlier (a string literal spanning that line could confuse the scan,
-    which only affects the reported column).
-    """
-    if offset <= chars_back:
+def _column0(offset: int | None, line_text: str) -> int:
+    """0-based character column of CPython's 1-based ``offset`` (characters since 3.10, bytes before)."""
+    if not offset or offset < 1:
         return 0
-    return text.rfind("\n", 0, offset - chars_back) + 1
+    col0 = offset - 1
+    if sys.version_info < (3, 10):  # pragma: no cover - byte offsets
+        col0 = len(line_text.encode("utf-8")[:col0].decode("utf-8", "ignore"))
+    return min(col0, len(line_text))
 
 
-_VALID_NUMBER_RE = re.compile(
-    r"""(?x)
-    (?: 0[xX](?:_?[0-9a-fA-F])+ | 0[oO](?:_?[0-7])+ | 0[bB](?:_?[01])+
-      | (?: (?:[0-9](?:_?[0-9])*)?\.[0-9](?:_?[0-9])* | [0-9](?:_?[0-9])*\.? ) (?:[eE][-+]?[0-9](?:_?[0-9])*)? [jJ]?
-    )"""
-)
-_DECIMAL_INT_RE = re.compile(r"[0-9](?:_?[0-9])*")
-_INVALID_CHAR_RE = re.compile(r"^'(.+)' is not a valid character", re.S)
+def _token_at(line_text: str, col0: int) -> str:
+    """The token starting at (or after spaces from) ``col0``; "" at the end of the line."""
+    m = _TOKEN_RE.search(line_text, col0)
+    if m is None or m.lastindex in (_NL, _COMMENT):
+        return ""
+    return m.group()
 
 
-def _bad_number(tok: str) -> bool:
-    if not _VALID_NUMBER_RE.fullmatch(tok):
-        return True
-    if _DECIMAL_INT_RE.fullmatch(tok) and len(tok) > 1 and tok[0] == "0" and tok.strip("0_"):
-        return True  # 0777
-    return False
+def _describe(err: SyntaxError, line_text: str, col0: int) -> tuple[str, int]:
+    """npu-audit's wording and 0-based column for CPython's ``err`` on ``line_text``."""
+    msg = _one_line(err.msg or "invalid syntax")
+    indent = len(line_text) - len(line_text.lstrip(" \t\f"))
+    if msg.startswith("invalid syntax. Perhaps you forgot a comma"):
+        same_line = getattr(err, "end_lineno", None) == err.lineno
+        end0 = _column0(getattr(err, "end_offset", None), line_text) if same_line else len(line_text)
+        col0 = _second_expression(line_text, col0, end0)
+        return f"invalid syntax at {_show(_token_at(line_text, col0))}: perhaps a comma is missing before it", col0
+    if msg == "invalid syntax":
+        token = _token_at(line_text, col0)
+        if not token:
+            return "invalid syntax: unexpected end of line", col0
+        if token in _NOT_A_TOKEN:
+            return f"{token!r} is not a valid character", col0
+        return f"invalid syntax at {_show(token)}", col0
+    if msg == "unexpected indent":
+        return msg, indent
+    if msg.startswith("unindent does not match"):
+        return f"{msg} (this dedent returns to no enclosing block)", 0
+    if msg.startswith("inconsistent use of tabs and spaces"):
+        return msg, 0
+    if msg.startswith("unexpected character after line continuation"):
+        backslash = line_text.rfind("\\", 0, col0 + 1)
+        return msg, backslash if backslash >= 0 else col0
+    if msg.endswith("was never closed"):
+        return f"unexpected end of file: {msg}", col0
+    if "literal" in msg and "string" not in msg and ("invalid" in msg or "leading zeros" in msg):
+        return msg, _number_span(line_text, col0)[0]
+    return msg, col0
 
 
-def _unterminated(tok: str) -> bool:
-    body = tok.lstrip("rRbBuUfFtT")
-    for quote in ('"""', "'''"):
-        if body.startswith(quote):
-            return len(body) < 6 or not body.endswith(quote) or _escaped_end(body, 3)
-    if len(body) < 2 or body[-1] != body[0]:
-        return True
-    return _escaped_end(body, 1)
+def _second_expression(line_text: str, start0: int, end0: int) -> int:
+    """Where the second of two expressions CPython found next to each other (``(1 2)``) begins."""
+    part = line_text[start0:end0]
+    for m in re.finditer(r"\s+", part):
+        left, right = part[: m.start()], part[m.end() :]
+        if left and right and _is_expression(left) and _is_expression(right):
+            return start0 + m.end()
+    gaps = list(re.finditer(r"\s+", part))
+    return start0 + gaps[-1].end() if gaps else start0
 
 
-def _escaped_end(body: str, quote_len: int) -> bool:
-    """Whether the closing quote is escaped by an odd run of backslashes."""
-    i = len(body) - quote_len - 1
-    n = 0
-    while i >= quote_len and body[i] == "\\":
-        n += 1
-        i -= 1
-    return n % 2 == 1
-
-
-def _locate_tokenizer_error(text: str, detail: str) -> int | None:
-    """Best-effort character offset of a libcst tokenizer error (libcst gives none)."""
-    if "string literal" in detail:
-        for tok in _TOKEN_RE.finditer(text):
-            if tok.lastindex == _STRING and _unterminated(tok.group()):
-                return tok.start()
-        return None
-    if "literal" in detail or "digit" in detail:
-        for tok in _TOKEN_RE.finditer(text):
-            if tok.lastindex == _NUMBER and _bad_number(tok.group()):
-                return tok.start()
-        return None
-    m = _INVALID_CHAR_RE.match(detail)
-    if m:
-        char = m.group(1)
-        for tok in _TOKEN_RE.finditer(text):
-            k = tok.lastindex
-            if k not in (_STRING, _COMMENT) and char in tok.group():
-                return tok.start() + tok.group().index(char)
-        pos = text.find(char)
-        return pos if pos >= 0 else None
-    if "parenthes" in detail or "unmatched" in detail or "bracket" in detail:
-        return _locate_bracket_error(text)
-    if "line continuation" in detail:
-        for tok in _TOKEN_RE.finditer(text):
-            if tok.lastindex == _OTHER and tok.group() == "\\":
-                return tok.start()
-        return None
-    if "indent" in detail or "dedent" in detail or "tabs" in detail:
-        return _locate_indentation_error(text, detail)
-    return None
-
-
-_PAIRS = {")": "(", "]": "[", "}": "{"}
-
-
-def _locate_bracket_error(text: str) -> int | None:
-    stack: list[tuple[str, int]] = []
-    for tok in _TOKEN_RE.finditer(text):
-        k = tok.lastindex
-        if k == _OPEN:
-            stack.append((tok.group(), tok.start()))
-            if len(stack) > MAX_BRACKET_NESTING:
-                return tok.start()
-        elif k == _CLOSE:
-            if not stack or stack[-1][0] != _PAIRS[tok.group()]:
-                return tok.start()
-            stack.pop()
-    return stack[-1][1] if stack else None
-
-
-def _locate_indentation_error(text: str, detail: str) -> int | None:
-    """Start of the first logical line whose indentation CPython would reject.
-
-    CPython's rule: indentation widths are compared both with tabs as 8 columns and with tabs as 1
-    column; the comparisons must agree ("inconsistent use of tabs and spaces"), a dedent must return to
-    an enclosing level ("unindent does not match"), and there are at most 100 levels.
-    """
-    depth = 0
-    at_line_start = True
-    line_start = 0
-    stack = [(0, 0)]  # (width with tabs as 8 columns, width with tabs as 1 column)
-    for tok in _TOKEN_RE.finditer(text):
-        k = tok.lastindex
-        if k == _NL:
-            line_start = tok.end()
-            if depth == 0:
-                at_line_start = True
-            continue
-        if k == _COMMENT or k == _CONT:
-            continue
-        was_line_start = at_line_start
-        at_line_start = False
-        if k == _OPEN:
-            depth += 1
-        elif k == _CLOSE and depth:
-            depth -= 1
-        if not was_line_start:
-            continue
-        col = alt = 0
-        for ch in text[line_start : tok.start()]:
-            if ch == "\t":
-                col = (col // 8 + 1) * 8
-                alt += 1
-            elif ch == "\x0c":
-                col = alt = 0
-            else:
-                col += 1
-                alt += 1
-        top_col, top_alt = stack[-1]
-        if col == top_col:
-            if alt != top_alt:
-                return line_start
-        elif col > top_col:
-            if alt <= top_alt:
-                return line_start
-            stack.append((col, alt))
-            if len(stack) > 100:
-                return line_start
-        else:
-            while len(stack) > 1 and col < stack[-1][0]:
-                stack.pop()
-            if col != stack[-1][0] or alt != stack[-1][1]:
-                return line_start
-    return None
-
-
-# ----------------------------------------------------------------------------------------------------
-# Python 2 heuristics (only run when parsing failed).
-
-_PY2_LEADING_ZERO_RE = re.compile(r"0[0-9]*[1-9][0-9]*[lL]?")
-_PY2_LONG_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|[0-9]+)[lL]")
-_PRINT_OR_EXEC_FOLLOWERS = (_STRING, _NAME, _NUMBER)
-
-
-def _python2_evidence(text: str) -> tuple[str, int] | None:
-    """The first Python-2-only construct found (description, character offset), if any."""
-    toks = _TOKEN_RE.finditer(text)
-    depth = 0
-    at_stmt_start = True
-    stmt_keyword = ""  # "print"/"exec"/"except"/"raise" when the current statement starts with it
-    stmt_keyword_at = -1
-    first_after_keyword = False
-    comma_seen = False
-    for tok in toks:
-        k = tok.lastindex
-        value = tok.group()
-        if k == _COMMENT or k == _CONT:
-            continue
-        if k == _NL or k == _SEMI:
-            if depth == 0 or k == _SEMI:
-                if stmt_keyword == "raise" and comma_seen:
-                    return "raise E, 'message'", stmt_keyword_at
-                at_stmt_start = True
-                stmt_keyword = ""
-                comma_seen = False
-            continue
-        if k == _OTHER and value == "`":
-            return "backticks", tok.start()
-        if k == _OP and value == "<>":
-            return "'<>' operator", tok.start()
-        if k == _NUMBER and (_PY2_LEADING_ZERO_RE.fullmatch(value) or _PY2_LONG_RE.fullmatch(value)):
-            if value[-1] in "lL":
-                return "1L-style long literal", tok.start()
-            return "0777-style octal literal", tok.start()
-        if k == _STRING:
-            prefix = value[: len(value) - len(value.lstrip("rRbBuUfFtT"))]
-            if prefix.lower() == "ur":
-                return "ur'' string prefix", tok.start()
-        if first_after_keyword:
-            first_after_keyword = False
-            if stmt_keyword in ("print", "exec") and (
-                k in _PRINT_OR_EXEC_FOLLOWERS or (k == _OP and value == ">>" and stmt_keyword == "print")
-            ):
-                return f"{stmt_keyword} statement", stmt_keyword_at
-        if at_stmt_start:
-            at_stmt_start = False
-            if k in (_NAME, _KW) and value in ("print", "exec", "except", "raise"):
-                stmt_keyword = value
-                stmt_keyword_at = tok.start()
-                first_after_keyword = True
-                comma_seen = False
-        if k == _OPEN:
-            depth += 1
-        elif k == _CLOSE:
-            depth = max(0, depth - 1)
-        elif k == _COMMA and depth == 0:
-            comma_seen = True
-        elif k == _COLON and depth == 0 and stmt_keyword == "except" and comma_seen:
-            return "except X, e:", stmt_keyword_at
-    return None
-
-
-def _python2_hint(text: str) -> str:
+def _is_expression(code: str) -> bool:
     try:
-        found = _python2_evidence(text)
-    except Exception:  # pragma: no cover - heuristics must never hide the real error
-        return ""
-    if found is None:
-        return ""
-    what, offset = found
-    line, _ = _line_col(text, offset)
-    return f"looks like Python 2 code ({what} at line {line}); npu-audit reads Python 3 only"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(code, "<npu-audit>", "eval", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return True
+    except Exception:  # noqa: BLE001 - anything CPython refuses
+        return False
+
+
+def _number_span(line_text: str, col0: int) -> tuple[int, int]:
+    """The run of number-like characters around ``col0`` (``0b102``, ``10L``)."""
+    start = col0
+    while start > 0 and _NUMBER_CHARS_RE.fullmatch(line_text[start - 1]):
+        start -= 1
+    end = _NUMBER_CHARS_RE.match(line_text, col0).end()
+    if start < end and not line_text[start].isdigit() and line_text[start] != ".":
+        # a name glued to the number (``x10L``): the number starts at its first digit
+        digit = re.search(r"[0-9]", line_text[start:end])
+        start = start + digit.start() if digit else start
+    return start, end
+
+
+# Python 2 constructs (only looked for where CPython stopped).
+_PY2_LONG_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|[0-9]+)[lL]")
+_UR_PREFIX_RE = re.compile(r"(?<![\w])[uU][rR]$")
+
+
+def _python2_construct(msg: str, line_text: str, col0: int) -> str | None:
+    """The Python-2-only construct at CPython's error, if that is what it is."""
+    if msg.startswith("Missing parentheses in call to 'print'"):
+        return "print statement"
+    if msg.startswith("Missing parentheses in call to 'exec'"):
+        return "exec statement"
+    if msg.startswith("multiple exception types must be parenthesized"):
+        return "except X, e:"
+    if msg.startswith("leading zeros in decimal integer literals"):
+        return "0777-style octal literal"
+    start, end = _number_span(line_text, col0)
+    if _PY2_LONG_RE.fullmatch(line_text[start:end]):
+        return "1L-style long literal"
+    token = _token_at(line_text, col0)
+    if token == "`":
+        return "backticks"
+    if line_text.startswith("<>", col0):
+        return "'<>' operator"
+    if token[:1] in ("'", '"') and _UR_PREFIX_RE.search(line_text, 0, col0):
+        return "ur'' string prefix"
+    words = line_text.split(None, 1)
+    first = words[0] if words else ""
+    if first == "raise" and token == ",":
+        return "raise E, 'message'"
+    if msg == "invalid syntax" and first in ("print", "exec") and col0 > len(line_text) - len(line_text.lstrip()):
+        return f"{first} statement"  # CPython before 3.10 says no more
+    return None

@@ -161,7 +161,10 @@ def test_python2_script():
     p = problem(PY2_SCRIPT)
     assert PY2_HINT in p.message
     assert "npu-audit reads Python 3 only" in p.message
-    assert p.line == 7  # the print statement is what libcst trips over
+    # line 6 (`except IOError, e:`) is the first line Python 3 rejects; libcst let it pass and stopped at
+    # the print statement on line 7 before CPython gave the verdict
+    assert (p.line, p.column) == (6, 12)
+    assert "except X, e: at line 6" in p.message
 
 
 @pytest.mark.parametrize(
@@ -333,3 +336,141 @@ def test_call_with_large_stack():
     assert call_with_large_stack(sum, [1, 2, 3]) == 6
     with pytest.raises(ZeroDivisionError):
         call_with_large_stack(lambda: 1 / 0)
+
+
+# --- files Python accepts although libcst cannot read their indentation ---------------------------------
+# libcst wants the indentation *text* of a block to extend that of the block around it; CPython compares
+# widths. The real case: one line of a space-indented script indented with a tab and spaces.
+
+
+def _names_in_place(module: libcst.Module, text: str) -> int:
+    """Assert that every name of the tree sits at its line and column in ``text``; return how many."""
+    import re
+
+    from npu_audit.extract.positions import node_ranges
+
+    names: list[libcst.Name] = []
+
+    class Names(libcst.CSTVisitor):
+        def visit_Name(self, node: libcst.Name) -> None:
+            names.append(node)
+
+    module.visit(Names())
+    lines = re.split(r"\r\n|\r|\n", text)
+    ranges = node_ranges(module, names)
+    for node in names:
+        r = ranges[id(node)]
+        assert lines[r.line - 1][r.column - 1 : r.end_column - 1] == node.value, (node.value, r)
+    return len(names)
+
+
+TAB_INDENTED = {
+    # a tab and four spaces (width 12) as the body of a block indented with four spaces
+    "tab_and_spaces_in_space_block": "def build(flag):\n    if flag:\n\t    mode = 'a'\n    return mode\n",
+    # one branch of an elif chain indented with a tab and eight spaces, the others with spaces
+    "one_elif_branch": (
+        "def pick(kind):\n"
+        "    if kind == 'a':\n"
+        "        model = 1\n"
+        "    elif kind == 'b':\n"
+        "\t        model = 2\n"
+        "    elif kind == 'c':\n"
+        "        model = 3\n"
+        "    return model\n"
+    ),
+    # a parameter list continued with a tab: inside brackets, libcst reads it already
+    "block_and_brackets": "def f(\n    a,\n\t    b=2,\n):\n    if a:\n\t    return (a,\n\t\tb)\n    return b\n",
+    # a string whose lines start with tabs, inside a block that needs normalising: the string is kept
+    "string_with_tabs": "if x:\n    if y:\n\t    s = '''\n\tkeep\n\t    this'''\n    t = s\n",
+    # comment and blank lines with tabs inside such a block
+    "comments": "if x:\n    if y:\n\t    # a comment\n\t    a = 1\n\t\n\t    # another\n    b = 2\n",
+    "crlf": "if x:\r\n    if y:\r\n\t    a = 1\r\n    b = 2\r\n",
+    "cr": "if x:\r    if y:\r\t    a = 1\r    b = 2\r",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAB_INDENTED))
+def test_tab_indentation_python_accepts_is_parsed_with_exact_positions(name):
+    import ast
+
+    text = TAB_INDENTED[name]
+    ast.parse(text)  # Python accepts it
+    module = parse_module(src(text))
+    assert isinstance(module, libcst.Module), module
+    assert _names_in_place(module, text) >= 2
+    # string literals keep their characters, tabs included
+    strings = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    found: list[str] = []
+
+    class Strings(libcst.CSTVisitor):
+        def visit_SimpleString(self, node: libcst.SimpleString) -> None:
+            found.append(node.evaluated_value)
+
+    module.visit(Strings())
+    assert found == strings
+
+
+def test_every_indentation_python_accepts_is_parsed():
+    import ast
+    import itertools
+
+    parents = ["", "    ", "\t", "  ", "        ", "    \t"]
+    bodies = ["\t", "\t ", " \t", "\t    ", "    \t", "\t\t", "        ", "\t        ", "            ", "\t\t    "]
+    accepted = needed_normalising = 0
+    for p, c, c2 in itertools.product(parents, bodies, bodies):
+        text = f"if a:\n{p}if b:\n{c}x = 1\n{c2}y = 2\n{p}z = 3\nw = 4\n" if p else f"if b:\n{c}x = 1\n{c2}y = 2\nw = 4\n"
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            assert isinstance(parse_module(src(text)), SyntaxProblem)
+            continue
+        accepted += 1
+        module = parse_module(src(text))
+        assert isinstance(module, libcst.Module), (text, module)
+        _names_in_place(module, text)
+        needed_normalising += module.code != text
+    assert accepted > 40 and needed_normalising > 10
+
+
+def test_normalise_indentation_touches_only_indentation_of_logical_lines():
+    text = "if a:\n    if b:\n\t    x = ('\\t',\n\t\t1)\n\t    s = '''\n\tkeep'''\n    y = 2\n"
+    out = parse.normalise_indentation(text)
+    assert out == "if a:\n    if b:\n     x = ('\\t',\n\t\t1)\n     s = '''\n\tkeep'''\n    y = 2\n"
+    assert parse.normalise_indentation("x = 1\n") is None
+
+
+def test_when_libcst_still_cannot_read_it_the_message_says_python_accepts_it(monkeypatch):
+    monkeypatch.setattr(parse, "normalise_indentation", lambda text: None)
+    p = problem(TAB_INDENTED["tab_and_spaces_in_space_block"])
+    assert p.message.startswith("Python accepts this file but npu-audit's parser (libcst) cannot read it")
+    assert "not checked" in p.message
+
+
+def test_code_newer_than_the_interpreter_is_still_parsed(monkeypatch):
+    # libcst reads Python up to 3.14; the running CPython may be older. Its verdict counts only when
+    # libcst fails too.
+    monkeypatch.setattr(parse, "_cpython_verdict", lambda text: SyntaxError("invalid syntax"))
+    assert isinstance(parse_module(src("match x:\n    case 1:\n        pass\n")), libcst.Module)
+
+
+# --- memory budget ---------------------------------------------------------------------------------------
+
+
+def test_files_above_the_token_budget_are_refused_before_parsing(monkeypatch):
+    parsed = []
+    monkeypatch.setattr(parse, "_parse_text", lambda *a: parsed.append(a))
+    monkeypatch.setattr(parse, "MAX_PARSE_TOKENS", 1000)
+    text = "TABLE = [\n" + "    (1, 'a', 2.5),\n" * 200 + "]\n"
+    result = parse_module(src(text))
+    assert isinstance(result, SyntaxProblem) and not parsed
+    assert result.code == "unreadable-file"
+    assert "too large to parse" in result.message and "1,000 tokens" in result.message
+    assert nesting_estimate(text).tokens > 1000
+
+
+def test_files_above_the_character_budget_are_refused_without_scanning(monkeypatch):
+    monkeypatch.setattr(parse, "MAX_PARSE_CHARS", 100)
+    monkeypatch.setattr(parse, "nesting_estimate", lambda text: pytest.fail("scanned"))
+    result = parse_module(src("x = 1\n" * 50))
+    assert isinstance(result, SyntaxProblem) and result.code == "unreadable-file"
+    assert "300 characters, more than the 100 characters" in result.message
