@@ -9,7 +9,10 @@ options, defaults inside domains, grammars accepting the docs' examples) are che
 from __future__ import annotations
 
 import hashlib
+import os
+import pickle
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
@@ -65,9 +68,66 @@ def rules_dir() -> Path:
 
 @lru_cache(maxsize=4)
 def load(directory: Optional[str] = None) -> KnowledgeBase:
-    """Parse and validate the knowledge base once (cached per directory)."""
+    """Parse and validate the knowledge base once (cached per directory).
+
+    Parsing and validating the TOML costs about as much as analysing a small script, so the validated
+    result is kept as a compiled snapshot (a pickle in the user's cache folder) named by a digest of
+    every rules file and of this package's knowledge code: any edit to either builds a new one. A
+    missing, unreadable or unwritable snapshot only costs the full build.
+    """
     root = Path(directory) if directory else rules_dir()
-    return _Builder(root).build()
+    snapshot = _snapshot_path(root)
+    if snapshot is not None:
+        try:
+            with open(snapshot, "rb") as handle:
+                kb = pickle.load(handle)
+            if isinstance(kb, KnowledgeBase):
+                return kb
+        except Exception:  # noqa: BLE001 - a bad snapshot is rebuilt
+            pass
+    kb = _Builder(root).build()
+    if snapshot is not None:
+        _write_snapshot(snapshot, kb)
+    return kb
+
+
+def _snapshot_folder() -> Optional[Path]:
+    if os.environ.get("NPU_AUDIT_NO_KB_SNAPSHOT"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "npu-audit"
+
+
+def _snapshot_path(root: Path) -> Optional[Path]:
+    """Where the snapshot of ``root`` lives, named by the digest of everything it is built from."""
+    folder = _snapshot_folder()
+    if folder is None:
+        return None
+    digest = hashlib.sha256(f"{sys.version_info[:2]}|{pickle.HIGHEST_PROTOCOL}".encode())
+    try:
+        code = Path(__file__).resolve().parent
+        sources = [(p.relative_to(root).as_posix(), p) for p in sorted(root.rglob("*")) if p.is_file()]
+        sources += [(f"<code>/{p.name}", p) for p in sorted(code.glob("*.py"))]
+        for name, path in sources:
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    except OSError:
+        return None
+    return folder / f"kb-{digest.hexdigest()[:32]}.pickle"
+
+
+def _write_snapshot(path: Path, kb: KnowledgeBase) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".kb-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except Exception:  # noqa: BLE001 - the snapshot is an optimisation only
+        pass
 
 
 class _Ctx:

@@ -1,0 +1,153 @@
+"""Speed figures for npu-audit on a real tree. Prints figures; never fails on time.
+
+The yardstick is the public tree Ascend/ModelZoo-TensorFlow at commit a2c3332a (19,138 .py files).
+Build it outside this repository (its code is never committed here), e.g. from a clone:
+
+    git -C ModelZoo-TensorFlow archive a2c3332a6cea24b56ab936a746b994c89c8fc7f8 -- '*.py' | tar -x -C /tmp/zoo
+
+then:
+
+    python benchmarks/bench_real_tree.py /tmp/zoo [--runs 3] [--skip-cold] [--json figures.json]
+
+Figures (medians of --runs runs; each a whole process, as a user runs it):
+- ``npu-audit --version``;
+- one small real NPU script from the command line (the first file of the tree, in path order, with an
+  NPU marker and 40-60 lines), without cache;
+- the whole tree cold (``--no-cache``): wall seconds, files, files parsed, files holding an NPU marker
+  (the byte prefilter's count), peak resident memory of the largest process (a worker);
+- the whole tree warm (a cache filled by a first run).
+Targets (issue "Scale", 2 cores): cold <= 10 s (must <= 30 s), parsed <= 1.3 x marker files, warm <=
+1.5 s, one file <= 0.3 s, --version <= 0.2 s, peak memory per worker <= 400 MB. The language server's
+latency is measured by benchmarks/bench_lsp.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def run_timed(cmd: list[str], cwd: str | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, peak RSS in MB of the largest process of this run, result)."""
+    code = (
+        "import resource, subprocess, sys, json\n"
+        "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "sys.stderr.buffer.write(p.stderr)\n"
+        "sys.stdout.buffer.write(p.stdout)\n"
+        "sys.stderr.write('\\n@@peak %d @@rc %d\\n' % (peak, p.returncode))\n"
+    )
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True, cwd=cwd)
+    wall = time.perf_counter() - started
+    tail = done.stderr.rsplit("@@peak", 1)[-1].split()
+    peak_kb = int(tail[0]) if tail and tail[0].isdigit() else 0
+    return wall, peak_kb / 1024, done
+
+
+def npu_audit(*args: str) -> list[str]:
+    return [sys.executable, "-m", "npu_audit", *args]
+
+
+def small_script(tree: Path) -> Path | None:
+    from npu_audit.prefilter import may_configure_npu
+
+    for path in sorted(tree.rglob("*.py")):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if 40 <= data.count(b"\n") <= 60 and may_configure_npu(data):
+            return path
+    return None
+
+
+def marker_files(tree: Path) -> tuple[int, int]:
+    from npu_audit.prefilter import may_configure_npu
+
+    total = marked = 0
+    for path in tree.rglob("*.py"):
+        total += 1
+        try:
+            marked += may_configure_npu(path.read_bytes())
+        except OSError:
+            pass
+    return total, marked
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--skip-cold", action="store_true", help="only --version, one file and warm runs")
+    parser.add_argument("--jobs", type=int, default=0, help="--jobs for npu-audit (0: all cores)")
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    tree = args.tree.resolve()
+    figures: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+    print(f"machine: {figures['machine']}; tree: {tree}")
+
+    total, marked = marker_files(tree)
+    figures.update(files=total, marker_files=marked)
+    print(f"tree: {total} .py files, {marked} with an NPU marker")
+
+    walls = [run_timed(npu_audit("--version"))[0] for _ in range(max(5, args.runs))]
+    figures["version_s"] = median(walls)
+    print(f"--version: median {figures['version_s']:.3f} s")
+
+    script = small_script(tree)
+    if script is not None:
+        walls = [run_timed(npu_audit("--no-cache", "--isolated", str(script)))[0] for _ in range(max(5, args.runs))]
+        figures["one_file_s"] = median(walls)
+        lines = script.read_bytes().count(b"\n")
+        print(f"one {lines}-line script ({script.relative_to(tree)}): median {figures['one_file_s']:.3f} s")
+
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+    if not args.skip_cold:
+        walls, peaks, parsed = [], [], []
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory() as out:
+                report = os.path.join(out, "r.json")
+                wall, peak, done = run_timed(npu_audit("--no-cache", "--isolated", "--format", "json", "-o", report,
+                                                       *jobs, "."), cwd=str(tree))
+                with open(report, encoding="utf-8") as handle:
+                    summary = json.load(handle)["summary"]
+            walls.append(wall)
+            peaks.append(peak)
+            parsed.append(summary["files_parsed"])
+            print(f"  cold run: {wall:.1f} s, {summary['files']} files, {summary['files_parsed']} parsed, "
+                  f"{summary['findings']} findings, peak {peak:.0f} MB")
+        figures.update(cold_s=median(walls), files_parsed=int(median(parsed)), peak_mb=max(peaks))
+        print(f"whole tree cold: median {figures['cold_s']:.1f} s; parsed {figures['files_parsed']} "
+              f"({figures['files_parsed'] / max(1, marked):.2f} x marker files); peak {figures['peak_mb']:.0f} MB")
+
+    with tempfile.TemporaryDirectory() as cache:
+        first, _, _ = run_timed(npu_audit("--cache-dir", cache, "--isolated", "--format", "json", *jobs, "."), cwd=str(tree))
+        walls = [run_timed(npu_audit("--cache-dir", cache, "--isolated", "--format", "json", *jobs, "."),
+                           cwd=str(tree))[0] for _ in range(args.runs)]
+    figures.update(fill_s=first, warm_s=median(walls))
+    print(f"whole tree warm: median {figures['warm_s']:.2f} s (filling the cache took {first:.1f} s)")
+    print(f"this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
