@@ -7,6 +7,7 @@ own module, imported only when used so that start-up stays fast:
 format   module                 what
 ======== ====================== =============================================================
 text     ``render.text``        human output (ruff-style), optional colours and statistics
+concise  ``render.concise``     one line per finding (``path:line:col: CODE [name] message``)
 json     ``render.json_format`` the versioned public JSON contract (``"version": 1``)
 lsp      ``render.lsp``         LSP 3.17 diagnostics and code actions (UTF-16, 0-based)
 sarif    ``render.sarif``       SARIF 2.1.0 (GitHub code scanning and other SARIF viewers)
@@ -22,10 +23,11 @@ from collections.abc import Sequence
 
 from npu_audit.findings import RunReport
 
-FORMATS = ("text", "json", "lsp", "sarif", "github")
+FORMATS = ("text", "concise", "json", "lsp", "sarif", "github")
 
 _MODULES = {
     "text": "npu_audit.render.text",
+    "concise": "npu_audit.render.concise",
     "json": "npu_audit.render.json_format",
     "lsp": "npu_audit.render.lsp",
     "sarif": "npu_audit.render.sarif",
@@ -65,9 +67,9 @@ def render(
     """Render ``report`` in format ``fmt`` (one of :data:`FORMATS`).
 
     ``rules`` are the :class:`npu_audit.checks.base.Rule` objects to take metadata from (help
-    links, SARIF rule descriptors). ``color``, ``statistics`` and ``show_source`` only affect the
-    text format; ``root`` is the folder SARIF artifact URIs are made relative to (default: the
-    current working directory).
+    links, SARIF rule descriptors). ``color`` and ``show_source`` only affect the text format,
+    ``statistics`` the text, concise and json formats; ``root`` is the folder SARIF artifact URIs
+    are made relative to (default: the current working directory).
     """
     if fmt not in _MODULES:
         raise ValueError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
@@ -76,4 +78,6 @@ def render(
         return module.render(report, rules=rules, color=color, statistics=statistics, show_source=show_source)
     if fmt == "sarif":
         return module.render(report, rules=rules, root=root)
+    if fmt in ("concise", "json"):
+        return module.render(report, rules=rules, statistics=statistics)
     return module.render(report, rules=rules)

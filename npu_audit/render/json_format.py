@@ -26,7 +26,9 @@ One JSON object (one diagnostic per line, UTF-8 text kept as is, trailing newlin
           }
         }
       ],
-      "summary": {"files", "files_parsed", "findings", "error", "warning", "info", "fixable"}
+      "summary": {"files", "files_parsed", "findings", "error", "warning", "info", "fixable",
+                  "statistics"}  # "statistics" only with --statistics: [{"code", "name", "count",
+                                 # "fixable", "fixable_safe"}], most frequent first
     }
 
 Keys appear in this order. New keys may be added without changing ``version``.
@@ -81,13 +83,18 @@ def diagnostic_dict(f: Finding) -> dict:
     }
 
 
-def to_dict(report: RunReport) -> dict:
+def to_dict(report: RunReport, statistics: bool = False) -> dict:
+    summary = report.summary()
+    if statistics:
+        from npu_audit.render.statistics import rows
+
+        summary["statistics"] = rows(report.findings)
     return {
         "version": SCHEMA_VERSION,
         "tool": {"name": "npu-audit", "version": npu_audit.__version__},
         "settings": report.settings,
         "diagnostics": [diagnostic_dict(f) for f in report.findings],
-        "summary": report.summary(),
+        "summary": summary,
     }
 
 
@@ -104,10 +111,10 @@ def _default(o):
     return str(o)
 
 
-def render(report: RunReport, *, rules: Sequence = ()) -> str:
+def render(report: RunReport, *, rules: Sequence = (), statistics: bool = False) -> str:
     """Pretty-printed, except that each diagnostic takes one line: reviewers still read it, and big
     reports use json's fast C encoder (``indent`` would force the slow pure-Python one)."""
-    data = to_dict(report)
+    data = to_dict(report, statistics)
     diagnostics = data.pop("diagnostics")
     summary = data.pop("summary")
     dump = lambda o: json.dumps(o, ensure_ascii=False, default=_default)  # noqa: E731

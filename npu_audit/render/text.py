@@ -163,26 +163,9 @@ def _summary(report: RunReport, findings: list[Finding], style: _Style) -> list[
 
 
 def _statistics(findings: list[Finding]) -> list[str]:
-    by_code: dict[str, list[Finding]] = {}
-    for f in findings:
-        by_code.setdefault(f.code, []).append(f)
-    rows = []
-    for code, group in by_code.items():
-        safe = sum(1 for f in group if f.fix is not None and f.fix.applicability == "safe")
-        unsafe = sum(1 for f in group if f.fix is not None and f.fix.applicability != "safe")
-        fixable = []
-        if safe:
-            fixable.append(f"{safe} fixable")
-        if unsafe:
-            fixable.append(f"{unsafe} with --unsafe-fixes")
-        rows.append((len(group), code, group[0].name, ", ".join(fixable)))
-    rows.sort(key=lambda r: (-r[0], r[1]))
-    if not rows:
-        return []
-    w_count = max(len(str(r[0])) for r in rows)
-    w_code = max(len(r[1]) for r in rows)
-    w_name = max(len(r[2]) for r in rows)
-    return [f"{count:>{w_count}}  {code:<{w_code}}  {name:<{w_name}}  {fixable}".rstrip() for count, code, name, fixable in rows]
+    from npu_audit.render import statistics
+
+    return statistics.table(findings)
 
 
 def render(
