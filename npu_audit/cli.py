@@ -1,7 +1,9 @@
 """Command line: a thin layer over npu_audit.pipeline, npu_audit.fix and npu_audit.render.
 
 Exit codes: 0 nothing at warning level or above; 1 findings at warning level or above (after --fix:
-what remains); 2 usage or configuration error, or npu-audit failed on a file.
+what remains; a path that does not exist or cannot be read is such a finding); 2 usage or
+configuration error, the report could not be written, or npu-audit failed on a file. ``--exit-zero``
+turns 1 into 0.
 Heavy modules are imported only when needed so that ``--version`` stays instant.
 """
 
@@ -13,6 +15,13 @@ import sys
 from typing import Optional
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+STDIN = "-"
+FORMATS = ("text", "concise", "json", "lsp", "sarif", "github")
+STATISTICS_FORMATS = ("text", "concise", "json")
+
+
+class OutputError(Exception):
+    """The report could not be written (exit code 2)."""
 
 
 def _csv(values: Optional[list[str]]) -> tuple[str, ...]:
@@ -28,18 +37,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="npu-audit",
         description="Check Ascend NPU session options in TensorFlow scripts without running them.",
-        epilog="Exit codes: 0 clean, 1 findings at warning level or above, 2 usage/config error or internal error. "
+        epilog="Exit codes: 0 clean, 1 findings at warning level or above (also: a path that does not exist), "
+        "2 usage/config error, report not written, or internal error (--exit-zero: 1 becomes 0). "
         "`npu-audit lsp` starts the language server.",
     )
-    p.add_argument("paths", nargs="*", help="files or folders to check (folders: *.py, recursively)")
+    p.add_argument("paths", nargs="*",
+                   help="files or folders to check (folders: *.py, recursively); - reads one script from stdin")
     p.add_argument("--version", action="version", version=f"npu-audit {__version__}")
     out = p.add_argument_group("output")
-    out.add_argument("--format", choices=("text", "json", "lsp", "sarif", "github"), default="text")
+    out.add_argument("--format", choices=FORMATS, default="text",
+                     help="text (default), concise (one line per finding), json, lsp, sarif or github")
     out.add_argument("--show-config", action="store_true", help="print the effective NPU configs instead of findings")
-    out.add_argument("--statistics", action="store_true", help="count findings per rule")
+    out.add_argument("--statistics", action="store_true",
+                     help="count findings per check (text, concise; json: adds summary.statistics)")
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     out.add_argument("--no-progress", action="store_true", help="no progress bar on a terminal")
-    out.add_argument("--output-file", "-o", help="write the report to this file instead of stdout")
+    out.add_argument("--output-file", "-o", metavar="FILE",
+                     help="write the report to FILE (atomically; - is stdout) instead of stdout")
+    out.add_argument("--exit-zero", action="store_true",
+                     help="exit 0 even when findings are reported (2 still reports errors)")
+    out.add_argument("--stdin-filename", metavar="NAME",
+                     help="with -: the path of the script read from stdin (shown, and used to find its settings)")
     kb = p.add_argument_group("knowledge base")
     kb.add_argument("--list-rules", action="store_true", help="list checks and every option the adapter reads")
     kb.add_argument("--explain", metavar="NAME", help="explain a check (code or name) or an option key")
@@ -74,7 +92,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return _run(args, parser)
+        code = _run(args, parser)
+    except OutputError as exc:
+        print(f"npu-audit: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("npu-audit: interrupted", file=sys.stderr)
         return 130
@@ -84,6 +105,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         except OSError:
             pass
         return EXIT_OK
+    if args.exit_zero and code == EXIT_FINDINGS:
+        return EXIT_OK
+    return code
 
 
 def _run(args, parser) -> int:
@@ -91,9 +115,11 @@ def _run(args, parser) -> int:
     from npu_audit.settings import (
         Settings,
         SettingsError,
+        SettingsResolver,
         validate_product,
         validate_release,
         validate_scenario,
+        validate_selectors,
     )
 
     try:
@@ -110,9 +136,9 @@ def _run(args, parser) -> int:
         if args.scenario:
             overrides["scenario"] = validate_scenario(args.scenario)
         if args.select:
-            overrides["select"] = _csv(args.select)
+            overrides["select"] = validate_selectors(_csv(args.select), "--select")
         if args.ignore:
-            overrides["ignore"] = _csv(args.ignore)
+            overrides["ignore"] = validate_selectors(_csv(args.ignore), "--ignore")
         if args.no_gitignore:
             overrides["respect_gitignore"] = False
         if args.max_file_size is not None:
@@ -120,14 +146,15 @@ def _run(args, parser) -> int:
                 raise SettingsError("--max-file-size must be a positive number of bytes")
             overrides["max_bytes"] = args.max_file_size
         base = Settings()
-        _check_selectors(overrides.get("select", ()) + overrides.get("ignore", ()))
     except SettingsError as exc:
-        print(f"npu-audit: {exc}", file=sys.stderr)
+        _error_lines(exc)
         return EXIT_ERROR
 
     release = overrides.get("release", "current")
     if args.list_rules or args.explain:
         return _knowledge(args, kb, release)
+    if not args.paths and args.stdin_filename is not None:
+        args.paths = [STDIN]  # as ruff: --stdin-filename alone reads stdin
     if not args.paths:
         parser.print_usage(sys.stderr)
         print("npu-audit: error: give at least one file or folder (or --list-rules / --explain NAME)", file=sys.stderr)
@@ -138,14 +165,14 @@ def _run(args, parser) -> int:
     if args.show_config and args.format not in ("text", "json"):
         print("npu-audit: error: --show-config prints text or json", file=sys.stderr)
         return EXIT_ERROR
-    missing = [p for p in args.paths if not os.path.lexists(p)]
-    if missing:
-        for p in missing:
-            print(f"npu-audit: error: {p}: no such file or directory", file=sys.stderr)
+    problem = _usage_problem(args)
+    if problem:
+        print(f"npu-audit: error: {problem}", file=sys.stderr)
         return EXIT_ERROR
 
     from npu_audit.pipeline import RunOptions, run
 
+    resolver = SettingsResolver(base, overrides, kb, args.isolated)
     progress = _progress_bar(args)
     cache_dir = None
     if not args.no_cache and not args.fix and not args.diff:
@@ -153,14 +180,19 @@ def _run(args, parser) -> int:
 
         cache_dir = args.cache_dir or default_cache_dir()
     options = RunOptions(jobs=max(0, args.jobs), cache_dir=cache_dir, want_configs=args.show_config, progress=progress,
-                         isolated=args.isolated, extra_exclude=_csv(args.exclude))
+                         isolated=args.isolated, extra_exclude=_csv(args.exclude), resolver=resolver)
     try:
-        report = run(args.paths, base, overrides, options, kb)
+        if args.paths == [STDIN]:
+            report = _run_stdin(args, base, overrides, resolver)
+        else:
+            report = run(args.paths, base, overrides, options, kb)
     except SettingsError as exc:
         _clear_progress(progress)
-        print(f"npu-audit: {exc}", file=sys.stderr)
+        _warn(resolver)
+        _error_lines(exc)
         return EXIT_ERROR
     _clear_progress(progress)
+    _warn(resolver)
 
     if args.show_config:
         return _show_config(args, report, kb, overrides)
@@ -171,34 +203,124 @@ def _run(args, parser) -> int:
     return _emit_report(args, report)
 
 
-def _check_selectors(selectors) -> None:
-    from npu_audit.checks import all_rules
+def _usage_problem(args) -> str | None:
+    """What is wrong with a checking command line (after the knowledge-base commands), or None."""
+    if STDIN in args.paths:
+        if args.paths != [STDIN]:
+            return "- (read a script from stdin) cannot be combined with other paths"
+        if args.fix or args.diff:
+            return "--fix and --diff do not read stdin (-); give the file's path instead"
+    elif args.stdin_filename is not None:
+        return "--stdin-filename names the script read from stdin: give - as the path"
+    if args.statistics and args.show_config:
+        return "--statistics counts findings; it does not combine with --show-config"
+    if args.statistics and args.format not in STATISTICS_FORMATS:
+        return f"--statistics works with --format {', '.join(STATISTICS_FORMATS)}, not {args.format}"
+    if args.output_file and args.output_file != STDIN:
+        target = args.output_file
+        if os.path.isdir(target):
+            return (f"-o {target}: is a folder; give the report file's name, e.g. "
+                    f"-o {os.path.join(target, 'npu-audit.' + _extension(args))}")
+        folder = os.path.dirname(target) or os.curdir
+        if not os.path.isdir(folder):
+            what = "is not a folder" if os.path.exists(folder) else "does not exist (create it first)"
+            return f"-o {target}: the folder {folder} {what}"
+    return None
+
+
+def _extension(args) -> str:
+    return {"json": "json", "lsp": "json", "sarif": "sarif"}.get(args.format, "txt")
+
+
+def _run_stdin(args, base, overrides, resolver):
+    """The report for one script read from stdin, shown as --stdin-filename (or -), with the
+    settings of that path's project (or of the working directory's)."""
+    from npu_audit.findings import RunReport
+    from npu_audit.pipeline import Job, _roots, analyze_file
     from npu_audit.settings import SettingsError
 
-    rules = all_rules()
-    for s in selectors:
-        u = s.upper()
-        if u == "ALL" or any(r.code == u or r.name == s or r.code.startswith(u) for r in rules):
-            continue
-        raise SettingsError(f"unknown check {s!r} in --select/--ignore (see npu-audit --list-rules)")
+    data = sys.stdin.buffer.read()
+    name = args.stdin_filename or STDIN
+    settings = resolver.for_file(name)
+    if resolver.errors:
+        raise SettingsError("\n".join(resolver.errors))
+    job = Job(file=name, display=name, roots=_roots([args.stdin_filename or os.curdir]), settings=settings,
+              want_configs=args.show_config, source_bytes=data)
+    return RunReport(files=[analyze_file(job)], settings={"release": overrides.get("release", base.release),
+                                                          "product": overrides.get("product", base.product),
+                                                          "scenario": overrides.get("scenario", base.scenario)})
+
+
+def _error_lines(exc) -> None:
+    for line in str(exc).splitlines() or [""]:
+        print(f"npu-audit: {line}", file=sys.stderr)
+
+
+def _warn(resolver) -> None:
+    for warning in resolver.warnings:
+        print(f"npu-audit: warning: {warning}", file=sys.stderr)
 
 
 def _color(args, stream) -> bool:
     if args.color == "always":
         return True
-    if args.color == "never" or os.environ.get("NO_COLOR") or args.output_file:
+    if args.color == "never" or os.environ.get("NO_COLOR") or (args.output_file and args.output_file != STDIN):
         return False
     return hasattr(stream, "isatty") and stream.isatty()
 
 
 def _emit(args, text: str) -> None:
-    if args.output_file:
-        from npu_audit.fix.atomic import write_atomic
-
-        write_atomic(args.output_file, text.encode("utf-8"))
+    if args.output_file and args.output_file != STDIN:
+        try:
+            write_report(args.output_file, text.encode("utf-8"))
+        except OSError as exc:
+            raise OutputError(f"cannot write the report to {args.output_file}: {exc.strerror or exc}") from exc
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def write_report(path: str, data: bytes) -> None:
+    """Write a report file atomically (a temporary file in the same folder, renamed over it).
+
+    A new file gets the mode the umask gives (like any file the shell creates); an existing one
+    keeps its mode. A symlink is followed (the file it points to is replaced, the link stays); a
+    target that is not a regular file (``/dev/stdout``, a FIFO) is written in place."""
+    import secrets
+    import stat
+
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(target, "wb") as fh:
+            fh.write(data)
+        return
+    folder, name = os.path.split(target)
+    while True:
+        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.npu-audit.tmp")
+        try:
+            # 0o666 minus the umask for a new file; an existing file's mode is copied below
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if st is None else 0o600)
+            break
+        except FileExistsError:  # pragma: no cover - a name clash: draw again
+            continue
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _emit_report(args, report) -> int:
@@ -226,7 +348,9 @@ def _show_config(args, report, kb, overrides) -> int:
         _emit(args, showconfig.render_text(configs, defaults))
     for f in problems:
         print(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.name}] {f.message}", file=sys.stderr)
-    return EXIT_ERROR if any(r.internal_error for r in report.files) else EXIT_OK
+    if any(r.internal_error for r in report.files):
+        return EXIT_ERROR
+    return EXIT_FINDINGS if problems else EXIT_OK  # a path that could not be read or parsed
 
 
 def _knowledge(args, kb, release) -> int:
@@ -272,7 +396,7 @@ def _knowledge(args, kb, release) -> int:
 
 def _progress_bar(args):
     stream = sys.stderr
-    if args.no_progress or args.format != "text" or not (hasattr(stream, "isatty") and stream.isatty()):
+    if args.no_progress or args.format not in ("text", "concise") or not (hasattr(stream, "isatty") and stream.isatty()):
         return None
     import time
 

@@ -11,6 +11,10 @@ Rules:
   over a path through a symlink, and a symlink to an enclosing folder (a loop) is reported and skipped.
 * Exclude patterns (the defaults plus ``exclude``) are gitignore-style globs, matched against each path
   component name and -- patterns containing a ``/`` -- against the path relative to the folder given.
+* With a settings resolver, each project's own ``exclude`` (``[tool.npu-audit]`` of the nearest
+  pyproject.toml at or above a folder, found above the folders given and while walking) applies to
+  its files, matched against the path relative to the project root: ``cd proj && npu-audit .`` and
+  ``npu-audit proj`` find the same files. Its ``respect-gitignore`` decides for its files too.
 * With ``respect_gitignore``, ``.gitignore`` files are honoured: the walked folders' own (nested ones
   apply below their folder and win over outer ones) and, when the folder given lies inside a git
   work tree, those of its parent folders up to the work tree's root.
@@ -24,6 +28,7 @@ import codecs
 import errno
 import gc
 import os
+import posixpath
 import re
 import stat
 import sys
@@ -399,15 +404,22 @@ class _Dir:
     via_symlink: bool
     parsed: Path  # Path(path)
     dev: int = -1  # st_dev of the folder, once stat-ed
+    # the folder's project (settings from a pyproject.toml with [tool.npu-audit]): its exclude
+    # patterns, and this folder's path relative to the project root ("/"-separated, "" at the root)
+    project_excluder: _Excluder | None = None
+    project_rel: str = ""
+    gitignore: bool = True  # whether .gitignore files apply here
 
 
 _entry_name = attrgetter("name")
 
 
 class _Walker:
-    def __init__(self, excluder: _Excluder, respect_gitignore: bool) -> None:
+    def __init__(self, excluder: _Excluder, respect_gitignore: bool, settings=None) -> None:
         self.excluder = excluder
         self.respect_gitignore = respect_gitignore
+        self.settings = settings  # a SettingsResolver (per-project exclude and respect-gitignore), or None
+        self.project_excluders: dict[str, _Excluder | None] = {}  # project root -> its exclude patterns
         self.visited: set[tuple] = set()
         self.files: dict[tuple, DiscoveredFile] = {}  # identity -> the file listed
         self.linked: set[tuple] = set()  # identities whose listed file was reached through a symlink
@@ -441,19 +453,44 @@ class _Walker:
     def problem(self, display: str, message: str) -> None:
         self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message))
 
+    # projects ---------------------------------------------------------------------------------------
+
+    def project_excluder(self, settings) -> _Excluder | None:
+        root = settings.root
+        if root not in self.project_excluders:
+            excluder = _Excluder(settings.exclude) if settings.exclude else None
+            self.project_excluders[root] = excluder if excluder else None
+        return self.project_excluders[root]
+
+    def project_of(self, path: str):
+        """(excluder, path of ``path`` relative to its project root, respect .gitignore) for a folder
+        given on the command line: the settings of the nearest project at or above it."""
+        absolute = os.path.abspath(path)
+        settings = self.settings.for_dir(absolute)
+        if settings.root is None:
+            return None, "", settings.respect_gitignore
+        rel = os.path.relpath(absolute, settings.root).replace(os.sep, "/")
+        return self.project_excluder(settings), "" if rel == "." else rel, settings.respect_gitignore
+
     # folders ----------------------------------------------------------------------------------------
 
     def walk_root(self, path: str, given: str, st: os.stat_result) -> None:
         prefix = _root_prefix(given)
         root_id = _identity(st, path)
         ancestors = frozenset(_real_ancestors(path)) | {root_id}
+        project_excluder, project_rel, gitignore = None, "", self.respect_gitignore
+        if self.settings is not None:
+            project_excluder, project_rel, gitignore = self.project_of(path)
+            if project_excluder and project_rel and _path_excluded(project_excluder, project_rel, True):
+                return  # the folder lies in a part of its project that the project excludes
         ignores = _Ignores()
-        if self.respect_gitignore:
+        if gitignore:
             ignores = _parent_gitignores(path, self)
         if root_id in self.visited:
             return
         self.visited.add(root_id)
-        real: list[_Dir] = [_Dir(path, "", ancestors, ignores, False, Path(path), st.st_dev)]
+        real: list[_Dir] = [_Dir(path, "", ancestors, ignores, False, Path(path), st.st_dev, project_excluder,
+                                 project_rel, gitignore)]
         deferred: list[tuple[_Dir, str]] = []  # symlinked folders, walked after the real ones
         while real or deferred:
             if real:
@@ -506,7 +543,18 @@ class _Walker:
         entries.sort(key=_entry_name)
 
         ignores = folder.ignores
-        if self.respect_gitignore and ".gitignore" in map(_entry_name, entries):
+        project_excluder, project_rel, gitignore = folder.project_excluder, folder.project_rel, folder.gitignore
+        if self.settings is not None and folder.rel and "pyproject.toml" in map(_entry_name, entries):
+            settings = self.settings.in_dir(os.path.abspath(folder.path))
+            if settings is not None:  # a project of its own: its settings apply from here down
+                project_excluder, project_rel = self.project_excluder(settings), ""
+                if settings.respect_gitignore != gitignore:
+                    gitignore = settings.respect_gitignore
+                    ignores = _Ignores()
+                    if gitignore:  # every .gitignore of the work tree that applies here, as for a root
+                        base = folder.rel + "/"
+                        ignores = _Ignores(tuple((base, m) for _, m in _parent_gitignores(folder.path, self).levels))
+        if gitignore and ".gitignore" in map(_entry_name, entries):
             matcher = _read_gitignore(os.path.join(folder.path, ".gitignore"), self, prefix, folder.rel)
             if matcher is not None:
                 ignores = ignores.with_level(folder.rel + "/" if folder.rel else "", matcher)
@@ -518,6 +566,8 @@ class _Walker:
         paths_excluded = excluder.paths
         ignored = ignores.ignored if ignores.levels else None
         rel_base = folder.rel + "/" if folder.rel else ""
+        project_excluded = project_excluder.excluded if project_excluder else None
+        project_base = project_rel + "/" if project_rel else ""
         display_base = display_dir + os.sep if folder.rel else prefix  # display = display_base + name
         # _safe_display(display_base + name) is shown_base + _safe_display(name): display_base ends
         # with a separator (or is "", or "C:"), an ASCII character that UTF-8 decodes on its own
@@ -543,8 +593,10 @@ class _Walker:
                 continue
             if is_dir:
                 rel = rel_base + name
-                if (excluded is not None and excluded(rel, name, True)) or (
-                    ignored is not None and ignored(rel, True)
+                if (
+                    (excluded is not None and excluded(rel, name, True))
+                    or (ignored is not None and ignored(rel, True))
+                    or (project_excluded is not None and project_excluded(project_base + name, name, True))
                 ):
                     continue
                 child = _Dir(
@@ -554,6 +606,9 @@ class _Walker:
                     ignores,
                     via or is_link,
                     _child_path(parsed, name, entry.path),
+                    project_excluder=project_excluder,
+                    project_rel=project_base + name,
+                    gitignore=gitignore,
                 )
                 if is_link:
                     deferred.append((child, display_base + name))
@@ -608,6 +663,8 @@ class _Walker:
             if (paths_excluded is not None and paths_excluded(rel_base + name)) or (
                 ignored is not None and ignored(rel_base + name, False)
             ):
+                continue
+            if project_excluded is not None and project_excluded(project_base + name, name, False):
                 continue
             if name.isascii():
                 shown = shown_base + name
@@ -723,15 +780,21 @@ def discover(
     exclude: Iterable[str] = (),
     respect_gitignore: bool = True,
     default_excludes: Iterable[str] = DEFAULT_EXCLUDES,
+    settings=None,
 ) -> tuple[list[DiscoveredFile], list[DiscoveryProblem]]:
-    """The files to analyse below ``paths`` (sorted, each real file once) and the problems met."""
+    """The files to analyse below ``paths`` (sorted, each real file once) and the problems met.
+
+    ``exclude`` (the command line's) is matched relative to each folder given. ``settings``, a
+    :class:`npu_audit.settings.SettingsResolver`, adds each project's ``exclude`` (matched relative to
+    the project root) and decides ``respect-gitignore`` per project; without it
+    ``respect_gitignore`` applies everywhere."""
     # A big tree makes tens of thousands of lasting objects and no reference cycles: the cyclic
     # garbage collector would only walk them again and again (a quarter of the time), so it pauses.
     collecting = gc.isenabled()
     if collecting:
         gc.disable()
     try:
-        return _discover(paths, exclude, respect_gitignore, default_excludes)
+        return _discover(paths, exclude, respect_gitignore, default_excludes, settings)
     finally:
         if collecting:
             gc.enable()
@@ -742,11 +805,12 @@ def _discover(
     exclude: Iterable[str],
     respect_gitignore: bool,
     default_excludes: Iterable[str],
+    settings=None,
 ) -> tuple[list[DiscoveredFile], list[DiscoveryProblem]]:
     exclude = [exclude] if isinstance(exclude, str) else list(exclude)
     user_excluder = _Excluder(exclude)
     walk_excluder = _Excluder(list(default_excludes) + exclude)
-    walker = _Walker(walk_excluder, respect_gitignore)
+    walker = _Walker(walk_excluder, respect_gitignore, settings)
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     for arg in paths:
@@ -766,6 +830,10 @@ def _discover(
         name = os.path.basename(given.rstrip(os.sep)) or given
         if user_excluder and _explicit_excluded(user_excluder, rel, name):
             continue
+        if settings is not None:
+            project_excluder, project_rel, _ = walker.project_of(os.path.dirname(path) or os.curdir)
+            if project_excluder and _path_excluded(project_excluder, posixpath.join(project_rel, name), False):
+                continue
         walker.add_file(path, given, st, via_symlink=False)
     found = list(walker.files.values())
     order = [file.display.replace(os.sep, "\0") for file in found]  # _sort_key(file.display)
@@ -783,6 +851,18 @@ def _explicit_excluded(excluder: _Excluder, rel: str, name: str) -> bool:
         if excluder.excluded(partial, part, i < len(parts) - 1):
             return True
     return excluder.excluded(rel, name, False)
+
+
+def _path_excluded(excluder: _Excluder, rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` ("/"-separated, relative to the patterns' root, inside it) or one of the
+    folders holding it is excluded."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    partial = ""
+    for i, part in enumerate(parts):
+        partial = partial + "/" + part if partial else part
+        if excluder.excluded(partial, part, is_dir or i < len(parts) - 1):
+            return True
+    return False
 
 
 def _missing_message(path: str, exc: OSError) -> str:

@@ -10,7 +10,8 @@ Features
     * completion of option keys inside ``parameter_map["`` and of enum values inside the value string;
     * settings ``release``, ``product``, ``scenario``, ``select``, ``ignore`` from
       ``initializationOptions`` or the client's workspace configuration (section ``npu-audit``),
-      layered over the nearest ``[tool.npu-audit]`` table.
+      layered over the nearest ``[tool.npu-audit]`` table (whose per-file-ignores apply, matched
+      relative to its folder, as on the command line).
 
 The editor-independent parts (what is under the cursor, the hover text, the completion items,
 position-encoding conversion, turning a buffer into a :class:`~npu_audit.pipeline.Job`) are plain
@@ -262,19 +263,13 @@ def parse_settings(raw: Any, kb) -> tuple[dict, list[str]]:
 
 
 def _selectors(value: Any, name: str) -> tuple[str, ...]:
-    from npu_audit.checks import all_rules
-    from npu_audit.settings import SettingsError
+    from npu_audit.settings import SettingsError, validate_selectors
 
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
         raise SettingsError(f"npu-audit.{name}: a list of check codes or names")
-    selectors = tuple(v.strip() for v in items if v.strip())
-    rules = all_rules()
-    for s in selectors:
-        u = s.upper()
-        if not (u == "ALL" or any(r.code == u or r.name == s or r.code.startswith(u) for r in rules)):
-            raise SettingsError(f"npu-audit.{name}: unknown check {s!r} (see npu-audit --list-rules)")
-    return selectors
+    # the same rule as the command line and pyproject.toml: a check that matches nothing is an error
+    return validate_selectors(tuple(v.strip() for v in items if v.strip()), f"npu-audit.{name}")
 
 
 # =============================================================================================

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
-from npu_audit.settings import RuleFilter, Settings, ignored_for_file
+from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
 
 
 @dataclass(frozen=True)
@@ -120,33 +120,33 @@ class RunOptions:
     progress: Optional[Callable[[int, int], None]] = None
     isolated: bool = False  # ignore [tool.npu-audit] tables
     extra_exclude: tuple[str, ...] = ()  # --exclude on the command line
+    resolver: Optional[SettingsResolver] = None  # settings per file (a new one when None); keeps warnings
 
 
 def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, isolated: bool = False) -> Settings:
-    """Settings of the nearest pyproject.toml with [tool.npu-audit] above ``file``, then CLI overrides."""
-    from npu_audit.settings import find_pyproject, from_pyproject
-
-    key = os.path.dirname(str(file))
-    hit = cache.get(key)
-    if hit is None:
-        found = None if isolated else find_pyproject(Path(key or "."))
-        merged = from_pyproject(found, base, kb) if found else base
-        hit = cache[key] = replace(merged, **overrides) if overrides else merged
-    return hit
+    """Settings of ``file``: those of its project (the nearest pyproject.toml with [tool.npu-audit]
+    at or above it), its per-file-ignores resolved, then CLI overrides. ``cache`` keeps what was read
+    between calls. Raises SettingsError when the file's project configuration is invalid."""
+    resolver = cache.get(SettingsResolver)
+    if resolver is None:
+        resolver = cache[SettingsResolver] = SettingsResolver(base, overrides, kb, isolated)
+    return resolver.for_file(file, strict=True)
 
 
 def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, kb) -> RunReport:
     from npu_audit.discover import discover
+    from npu_audit.settings import SettingsError
 
-    cwd_settings = settings_for(Path.cwd() / "x", base, overrides, {}, kb, options.isolated)
-    files, problems = discover(paths, exclude=cwd_settings.exclude + options.extra_exclude,
-                               respect_gitignore=cwd_settings.respect_gitignore)
+    resolver = options.resolver or SettingsResolver(base, overrides, kb, options.isolated)
+    files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
+                               settings=resolver)
     roots = _roots(paths)
-    settings_cache: dict = {}
     jobs = []
     for f in files:
-        s = settings_for(f.path, base, overrides, settings_cache, kb, options.isolated)
+        s = resolver.for_file(f.path)
         jobs.append(Job(file=str(f.path), display=f.display, roots=roots, settings=s, want_configs=options.want_configs))
+    if resolver.errors:  # every configuration problem at once, before any analysis
+        raise SettingsError("\n".join(resolver.errors))
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
                                  for p in problems]
     results = _execute(jobs, options)

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from npu_audit.cli import main
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "train_sample.py"
 CHECK_FIXTURES = REPO / "tests" / "fixtures" / "checks"
@@ -39,7 +43,7 @@ def test_exit_codes(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     assert run(tmp_path / "good.py", "--no-cache").returncode == 0
     assert run(tmp_path / "bad.py", "--no-cache").returncode == 1
-    assert run(tmp_path / "missing.py").returncode == 2
+    assert run(tmp_path / "missing.py").returncode == 1  # a finding for that path (NPU002), see below
     assert run(tmp_path, "--release", "future").returncode == 2
     assert run(tmp_path, "--select", "no-such-check").returncode == 2
     assert run().returncode == 2
@@ -194,3 +198,258 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path):
     first = json.loads(outputs[0][0])["diagnostics"]
     assert all(json.loads(o[0])["diagnostics"] == first for o in outputs)
     assert len(first) == 30  # 15 files x (unknown-option + bytes-required)
+
+
+# -- configuration: invalid settings are errors, settings come from each file's project root -------------------
+
+
+def _project(base: Path, table: str) -> Path:
+    """A project with a pyproject.toml holding ``table``, a script, a vendored copy and a test."""
+    proj = base / "proj"
+    for rel in ("train.py", "third_party/vendored.py", "tests/test_train.py", "models/net.py"):
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(BAD)
+    (proj / "pyproject.toml").write_text(table)
+    return proj
+
+
+BAD_TABLES = [
+    ('[tool.npu-audit]\nselect = ["NPU9"]\n', "select", "NPU9"),  # matches no check: would switch every check off
+    ('[tool.npu-audit]\nselect = ["N"]\n', "select", "'N'"),  # not a code prefix: matches nothing
+    ('[tool.npu-audit]\nignore = ["unknown-opton"]\n', "ignore", "unknown-opton"),
+    ('[tool.npu-audit]\nselect = "NPU1"\n', "select", "list"),
+    ('[tool.npu-audit]\nselect = []\n', "select", "empty"),
+    ('[tool.npu-audit]\nselct = ["NPU1"]\n', "selct", "select"),  # unknown key, with the allowed ones
+    ("[tool]\nnpu-audit = 5\n", "tool.npu-audit", "table"),
+    ('[tool.npu-audit\nselect = ["NPU1"]\n', "TOML", "line 1"),  # syntax error in a file that holds our table
+    ('[tool.npu_audit]\nselect = ["NPU1"]\n', "[tool.npu_audit]", "[tool.npu-audit]"),
+    ('[tool.npu-audit]\nrespect-gitignore = "yes"\n', "respect-gitignore", "true or false"),
+    ('[tool.npu-audit]\nmax-file-size = -1\n', "max-file-size", "positive"),
+    ('[tool.npu-audit]\nexclude = [1]\n', "exclude", "list"),
+    ('[tool.npu-audit.per-file-ignores]\n"tests/**" = ["NPU999"]\n', "per-file-ignores", "NPU999"),
+    ('[tool.npu-audit.per-file-ignores]\n"tests/**" = "NPU1"\n', "per-file-ignores", "list"),
+]
+
+
+@pytest.mark.parametrize("table, key, detail", BAD_TABLES)
+def test_invalid_pyproject_settings_are_errors_naming_file_key_and_allowed(tmp_path, monkeypatch, capsys, table, key,
+                                                                          detail):
+    proj = _project(tmp_path, table)
+    for args, cwd in (((str(proj), "--no-cache"), tmp_path), ((".", "--no-cache", "--format", "json"), proj)):
+        monkeypatch.chdir(cwd)
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "", (out, err)
+        assert "pyproject.toml" in err and key in err and detail in err, err
+        assert all(line.startswith("npu-audit: ") for line in err.splitlines()), err  # no traceback
+    assert main([str(proj), "--no-cache", "--isolated", "--jobs", "1"]) == 1  # --isolated does not read it
+
+
+def test_every_configuration_problem_is_listed_at_once(tmp_path):
+    proj = _project(tmp_path, '[tool.npu-audit]\nrelease = "future"\nselect = ["NPU9"]\n')
+    (proj / "models" / "pyproject.toml").write_text('[tool.npu-audit]\nproduct = "atlas-z9"\n')
+    proc = run(proj, "--no-cache")
+    assert proc.returncode == 2
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("npu-audit: ")]
+    assert len(errors) == 3 and "release" in proc.stderr and "NPU9" in proc.stderr and "atlas-z9" in proc.stderr
+
+
+def test_broken_pyproject_without_npu_audit_settings_is_a_warning(tmp_path):
+    proj = _project(tmp_path, '[project\nname = "x"\n')
+    proc = run(proj, "--no-cache", "--format", "json")
+    assert proc.returncode == 1 and "warning" in proc.stderr and "pyproject.toml" in proc.stderr
+    assert len(json.loads(proc.stdout)["diagnostics"]) == 8  # checked with the defaults
+
+
+def _findings_below(proc, proj: Path, cwd: Path) -> set:
+    """(path relative to the project, code) of every finding, whatever the paths were shown relative to."""
+    out = set()
+    for d in json.loads(proc.stdout)["diagnostics"]:
+        path = (cwd / d["path"]).resolve().relative_to(proj.resolve())
+        out.add((path.as_posix(), d["code"]))
+    return out
+
+
+def test_settings_are_resolved_from_each_files_project_root_whatever_the_cwd(tmp_path):
+    proj = _project(tmp_path, '[tool.npu-audit]\nexclude = ["third_party/**"]\n'
+                              '[tool.npu-audit.per-file-ignores]\n"tests/**" = ["unknown-option"]\n'
+                              '"models" = ["bytes-required"]\n')
+    expected = {("train.py", "NPU101"), ("train.py", "NPU103"), ("tests/test_train.py", "NPU103"),
+                ("models/net.py", "NPU101")}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runs = [((".",), proj), (("./",), proj), ((proj,), tmp_path), (("proj",), tmp_path), (("./proj",), tmp_path),
+            ((proj,), elsewhere), (("../proj",), elsewhere)]
+    for paths, cwd in runs:
+        proc = run(*paths, "--no-cache", "--format", "json", cwd=cwd)
+        assert proc.returncode == 1, proc.stderr
+        assert _findings_below(proc, proj, cwd) == expected, (paths, cwd)
+    # a sub-folder given on its own keeps its project's settings; "tests" and "./tests" are the same
+    for sub in ("tests", "./tests", "tests/", str(proj / "tests")):
+        proc = run(sub, "--no-cache", "--format", "json", cwd=proj)
+        assert _findings_below(proc, proj, proj) == {("tests/test_train.py", "NPU103")}, sub
+    for sub in ("third_party", "./third_party/vendored.py"):
+        proc = run(sub, "--no-cache", "--format", "json", cwd=proj)
+        assert proc.returncode == 0 and json.loads(proc.stdout)["diagnostics"] == [], sub  # excluded by its project
+
+
+def test_nested_project_settings_apply_to_its_own_files(tmp_path):
+    proj = _project(tmp_path, '[tool.npu-audit]\nignore = ["unknown-option"]\nexclude = ["third_party/**"]\n')
+    (proj / "models" / "pyproject.toml").write_text('[tool.npu-audit]\nignore = ["bytes-required"]\n'
+                                                    'exclude = ["net.py"]\n')
+    (proj / "models" / "other.py").write_text(BAD)
+    for paths, cwd in (((proj,), None), ((".",), proj / "models"), (("models/other.py",), proj)):
+        proc = run(*paths, "--no-cache", "--format", "json", cwd=cwd)
+        got = {(Path(d["path"]).name, d["code"]) for d in json.loads(proc.stdout)["diagnostics"]}
+        assert ("other.py", "NPU101") in got and ("other.py", "NPU103") not in got, paths
+        assert not any(name == "net.py" for name, _ in got), paths  # the inner project excludes it
+        if paths == (proj,):
+            assert ("train.py", "NPU103") in got and ("train.py", "NPU101") not in got
+
+
+def test_respect_gitignore_of_a_project_and_no_gitignore(tmp_path):
+    proj = _project(tmp_path, "[tool.npu-audit]\nrespect-gitignore = false\n")
+    (proj / ".gitignore").write_text("models/\n")
+    names = lambda proc: {Path(d["path"]).name for d in json.loads(proc.stdout)["diagnostics"]}  # noqa: E731
+    assert "net.py" in names(run(proj, "--no-cache", "--format", "json"))
+    (proj / "pyproject.toml").write_text("[tool.npu-audit]\nrespect-gitignore = true\n")
+    assert "net.py" not in names(run(proj, "--no-cache", "--format", "json"))
+    assert "net.py" in names(run(proj, "--no-cache", "--format", "json", "--no-gitignore"))
+
+
+def test_language_server_applies_per_file_ignores_relative_to_the_project(tmp_path):
+    from npu_audit.lsp_server import Engine
+
+    proj = _project(tmp_path, '[tool.npu-audit.per-file-ignores]\n"tests/**" = ["unknown-option"]\n')
+    engine = Engine(workers=1)
+    try:
+        for rel, expected in (("tests/test_train.py", {"NPU103"}), ("train.py", {"NPU101", "NPU103"})):
+            path = proj / rel
+            report, problem, _settings = engine.analyze(path.as_uri(), BAD, (str(proj),))
+            assert problem is None and {f.code for f in report.findings} == expected, rel
+        (proj / "pyproject.toml").write_text('[tool.npu-audit]\nselect = ["NPU9"]\n')
+        _report, problem, _settings = engine.analyze((proj / "train.py").as_uri(), BAD, (str(proj),))
+        assert problem is not None and "NPU9" in problem
+    finally:
+        engine.executor.shutdown()
+
+
+# -- paths, stdin and the report file -----------------------------------------------------------------------------
+
+
+def test_missing_path_is_a_finding_and_the_other_paths_are_checked(tmp_path):
+    (tmp_path / "ok.py").write_text(BAD)
+    proc = run(tmp_path / "missing.py", tmp_path / "ok.py", "--no-cache", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)  # one whole document
+    by_name = {}
+    for d in data["diagnostics"]:
+        by_name.setdefault(Path(d["path"]).name, []).append(d)
+    assert [(d["code"], d["name"], d["line"], d["column"]) for d in by_name["missing.py"]] == [
+        ("NPU002", "unreadable-file", 1, 1)]
+    assert "no such file" in by_name["missing.py"][0]["message"]
+    assert {d["code"] for d in by_name["ok.py"]} == {"NPU101", "NPU103"}
+    alone = run(tmp_path / "missing.py", "--no-cache")
+    assert alone.returncode == 1 and "missing.py:1:1: NPU002 [unreadable-file]" in alone.stdout
+    shown = run(tmp_path / "missing.py", tmp_path / "ok.py", "--show-config", "--no-cache")
+    assert shown.returncode == 1 and "missing.py" in shown.stderr and "precison_mode" in shown.stdout
+
+
+def test_output_file_usage_errors_and_modes(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    for target in (tmp_path / "no" / "such" / "report.json", tmp_path, tmp_path / "bad.py" / "x.json"):
+        proc = run(tmp_path / "bad.py", "--no-cache", "-o", target)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr and "-o" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.py"]
+    report = tmp_path / "report.json"
+    shell = f'umask 027 && "{sys.executable}" -m npu_audit "{tmp_path / "bad.py"}" --no-cache --format json -o "{report}"'
+    proc = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"))
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert stat.S_IMODE(report.stat().st_mode) == 0o640  # 0666 minus the umask, not 0600
+    assert json.loads(report.read_text())["summary"]["findings"] == 2
+    os.chmod(report, 0o604)
+    assert run(tmp_path / "bad.py", "--no-cache", "--format", "concise", "-o", report).returncode == 1
+    assert stat.S_IMODE(report.stat().st_mode) == 0o604 and report.read_text().count("\n") == 2
+    link = tmp_path / "latest.txt"
+    os.symlink(report.name, link)
+    assert run(tmp_path / "bad.py", "--no-cache", "-o", link).returncode == 1
+    assert link.is_symlink() and "Found 2 errors" in report.read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def run_stdin(data: str, *args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "npu_audit", *map(str, args)], input=data, capture_output=True,
+                          text=True, cwd=cwd, env=dict(os.environ, NO_COLOR="1"), timeout=300)
+
+
+def test_stdin_with_stdin_filename_for_display_and_settings(tmp_path):
+    proc = run_stdin(BAD, "-", "--format", "concise", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout.startswith("-:6:25: NPU101 [unknown-option] "), proc.stdout
+    proj = _project(tmp_path, '[tool.npu-audit.per-file-ignores]\n"tests/**" = ["unknown-option"]\n')
+    named = run_stdin(BAD, "-", "--stdin-filename", "proj/tests/test_new.py", "--format", "json", cwd=tmp_path)
+    assert named.returncode == 1
+    assert {(d["path"], d["code"]) for d in json.loads(named.stdout)["diagnostics"]} == {("proj/tests/test_new.py", "NPU103")}
+    clean = run_stdin(GOOD, "--stdin-filename", "train.py", cwd=proj)  # --stdin-filename alone reads stdin too
+    assert clean.returncode == 0 and "No problems found" in clean.stdout
+    assert run_stdin(BAD, "-", tmp_path / "x.py").returncode == 2  # stdin and paths do not mix
+    assert run_stdin(BAD, "-", "--fix").returncode == 2
+
+
+def test_exit_zero(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    proc = run(tmp_path / "bad.py", "--no-cache", "--exit-zero")
+    assert proc.returncode == 0 and "NPU101" in proc.stdout
+    assert run(tmp_path / "bad.py", "--exit-zero", "--release", "future").returncode == 2  # errors stay errors
+
+
+def test_concise_format_and_statistics_in_json(tmp_path):
+    text = run("examples/train_sample.py", "--no-cache", "--format", "concise", cwd=REPO)
+    golden = GOLDEN / "cli_sample_concise.txt"
+    if os.environ.get("NPU_AUDIT_UPDATE_GOLDEN"):
+        golden.write_text(text.stdout, encoding="utf-8")
+    assert text.returncode == 1 and text.stdout == golden.read_text(encoding="utf-8")
+    data = json.loads(run("examples/train_sample.py", "--no-cache", "--format", "json", cwd=REPO).stdout)
+    assert len(text.stdout.splitlines()) == len(data["diagnostics"])
+    assert "statistics" not in data["summary"]  # only on request
+    stats = json.loads(run("examples/train_sample.py", "--no-cache", "--format", "json", "--statistics", cwd=REPO).stdout)
+    assert stats["diagnostics"] == data["diagnostics"]
+    rows = stats["summary"]["statistics"]
+    counts: dict = {}
+    for d in data["diagnostics"]:
+        counts[d["code"]] = counts.get(d["code"], 0) + 1
+    assert {r["code"]: r["count"] for r in rows} == counts
+    assert [r["count"] for r in rows] == sorted((r["count"] for r in rows), reverse=True)
+    assert sum(r["fixable"] for r in rows) == data["summary"]["fixable"]
+    assert run("examples/train_sample.py", "--format", "sarif", "--statistics", cwd=REPO).returncode == 2
+
+
+def test_cache_respects_select_ignore_and_per_file_ignores(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    cache = tmp_path / ".cache"
+
+    def codes(*args):
+        proc = run(tmp_path / "bad.py", "--cache-dir", cache, "--format", "json", *args)
+        return {d["code"] for d in json.loads(proc.stdout)["diagnostics"]}
+
+    assert codes() == {"NPU101", "NPU103"}
+    assert codes("--ignore", "unknown-option") == {"NPU103"}  # not the cached answer of the first run
+    assert codes("--select", "NPU101") == {"NPU101"}
+    (tmp_path / "pyproject.toml").write_text('[tool.npu-audit.per-file-ignores]\n"bad.py" = ["NPU103"]\n')
+    assert codes() == {"NPU101"}
+
+
+def test_readme_cites_only_files_the_repository_has():
+    """Paths README names inside the repository exist (the vendor docs are not shipped: README must
+    not send readers to a docs/ folder of the repository)."""
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    cited = set(re.findall(r"\]\((?!https?:|#)([^)#\s]+)", readme))  # markdown links
+    cited |= {m for m in re.findall(r"(?<![\w./<-])((?:docs|rules|npu_audit|tests|examples|benchmarks|\.ci)/[\w./-]*)",
+                                    readme)}
+    # citation names of the vendor documents (`docs/<file>`), explained as not shipped
+    vendor = {"docs/"} | set(re.findall(r"`(docs/[\w.-]+)`", readme))
+    missing = sorted(p for p in cited - vendor if not (REPO / p).exists())
+    assert not missing, missing
+    if len(vendor) > 1:
+        assert "not files of this repository" in readme and "../shared/docs/" in readme
