@@ -1,6 +1,7 @@
 """Rules reported by the pipeline itself, not by looking at configs."""
 
 from npu_audit.checks.base import Rule
+from npu_audit.parse import MAX_PARSE_TOKENS
 
 
 class SyntaxError_(Rule):
@@ -9,7 +10,14 @@ class SyntaxError_(Rule):
     severity = "error"
     file_level = True
     summary = "The file is not valid Python 3, so npu-audit cannot check it."
-    what = "Reports a file that libcst cannot parse, with the parser's message and position."
+    what = (
+        "Reports a file that Python cannot parse, with CPython's own message and position, and a hint when "
+        "the construct it stops at is Python 2 only; also files nested too deeply to analyse. A file Python "
+        "accepts is not a syntax error: when libcst (which builds npu-audit's tree) cannot read it, e.g. a "
+        "line indented with a tab and spaces inside a block indented with spaces, it is read again with the "
+        "tabs of its indentation taken as spaces (positions unchanged); only if that fails too is it reported, "
+        "and the message says that Python accepts the file."
+    )
     why = (
         "npu-audit reads Python 3 only. A file it cannot parse is not checked at all, so any NPU option "
         "mistakes in it stay hidden; a Python 2 script also cannot run under the TensorFlow adapter."
@@ -27,7 +35,10 @@ class UnreadableFile(Rule):
     summary = "The file cannot be read or decoded (permissions, encoding, binary content, size cap)."
     what = (
         "Reports a file that could not be read: permission denied, a binary file, bytes that do not decode "
-        "in the file's declared (PEP 263) or default UTF-8 encoding, or a file above the size cap."
+        "in the file's declared (PEP 263) or default UTF-8 encoding, a file above the size cap "
+        f"(`--max-file-size`, 10 MB by default), or an NPU file too large to parse (more than "
+        f"{MAX_PARSE_TOKENS:,} tokens, roughly 1 to 1.5 MB of code: its syntax tree would need up to a "
+        "gigabyte of memory)."
     )
     why = "A file npu-audit cannot read is not checked, so its NPU settings are not verified."
     example_bad = "# -*- coding: utf-8 -*-\\n# (followed by latin-1 bytes such as 0xE9)"
@@ -41,7 +52,11 @@ class InternalError(Rule):
     severity = "error"
     file_level = True
     summary = "npu-audit failed on this file; the other files were still checked."
-    what = "Reports an unexpected failure of npu-audit itself while analysing one file, with a short traceback hint."
+    what = (
+        "Reports an unexpected failure of npu-audit itself while analysing one file, with a short traceback "
+        "hint, and a file whose worker process died (killed by the out-of-memory killer, a crash in native "
+        "code): the other files of that worker are analysed again, so only that file is lost."
+    )
     why = "The file was not (fully) checked. The run exits with code 2 so that CI notices; please report the bug."
     fix_safety = "No automatic fix."
 
