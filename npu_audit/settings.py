@@ -325,6 +325,7 @@ class SettingsResolver:
         self._broken: dict[str, str] = {}  # project root -> its error
         self._near: dict[str, Settings] = {}  # folder -> settings of the nearest project at or above
         self._files: dict[tuple, Settings] = {}  # (root, file ignores) -> settings
+        self._given: dict[str, Settings] = {}  # folder of a file as given (relative to the working directory)
 
     def in_dir(self, folder: str) -> Optional[Settings]:
         """The settings of the project rooted at ``folder`` (absolute), if it holds one."""
@@ -382,12 +383,16 @@ class SettingsResolver:
 
     def for_file(self, file, strict: bool = False) -> Settings:
         """Settings of ``file``: its project's, with the per-file-ignores that match it resolved."""
-        path = os.path.abspath(file)
-        settings = self.for_dir(os.path.dirname(path))
+        text = os.fspath(file)
+        folder = os.path.dirname(text)
+        settings = self._given.get(folder)  # by the folder as given: a walk gives thousands of files per folder
+        if settings is None:
+            settings = self._given[folder] = self.for_dir(folder or os.curdir)
         if strict and settings.root in self._broken:
             raise SettingsError(self._broken[settings.root])
         if not settings.per_file_ignores:
             return settings
+        path = os.path.abspath(text)
         rel = os.path.relpath(path, settings.root).replace(os.sep, "/") if settings.root else os.path.basename(path)
         matched = _matching_ignores(settings.per_file_ignores, rel)
         key = (id(settings), matched)
