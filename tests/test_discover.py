@@ -574,3 +574,28 @@ def test_garbage_collector_state_is_restored(in_tmp):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_project_settings_decide_excludes_and_gitignore_below_their_root(in_tmp):
+    from npu_audit.settings import Settings, SettingsResolver
+
+    touch(in_tmp, "repo/a_gen.py", "repo/keep.py", "repo/vendor/v.py", "repo/inner/b_gen.py", "repo/inner/c.py",
+          "repo/inner/skip/d.py")
+    (in_tmp / "repo" / ".git").mkdir()
+    (in_tmp / "repo" / ".gitignore").write_text("*_gen.py\n")
+    (in_tmp / "repo" / "pyproject.toml").write_text('[tool.npu-audit]\nrespect-gitignore = false\nexclude = ["vendor"]\n')
+    (in_tmp / "repo" / "inner" / "pyproject.toml").write_text('[tool.npu-audit]\nexclude = ["skip/**"]\n')
+    expected_outer = {J("repo", "a_gen.py"), J("repo", "keep.py")}  # the outer project ignores .gitignore
+    expected_inner = {J("repo", "inner", "c.py")}  # the inner one honours the work tree's .gitignore
+
+    def found(path):
+        files, problems = discover([path], settings=SettingsResolver(Settings()))
+        assert problems == []
+        return {os.path.relpath(str(f.path)) for f in files}
+
+    assert found("repo") == expected_outer | expected_inner
+    assert found(J("repo", "inner")) == expected_inner
+    os.chdir(in_tmp / "repo" / "inner")
+    assert {os.path.relpath(p, in_tmp) for p in map(os.path.abspath, found("."))} == expected_inner
+    without = discover(["../../repo"], respect_gitignore=True)[0]  # no resolver: one rule for the whole walk
+    assert not any(f.path.name == "a_gen.py" for f in without)
