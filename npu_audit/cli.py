@@ -128,7 +128,7 @@ def _run(args, parser) -> int:
         print(f"npu-audit: the knowledge base is broken: {exc}", file=sys.stderr)
         return EXIT_ERROR
     try:
-        overrides = {}
+        overrides: dict = {}
         if args.release:
             overrides["release"] = validate_release(args.release)
         if args.product:
