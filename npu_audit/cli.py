@@ -376,6 +376,8 @@ def _knowledge(args, kb, release) -> int:
             data = explain.rule_summary(subject)
         elif kind == "option":
             data = explain.option_summary(kb, kb.options[subject], release)
+        elif kind == "tf2":
+            data = explain.tf2_option_summary(kb, subject, release)
         else:
             u = kb.unread_keys[subject]
             data = {"key": u.key, "read_by_adapter": False, "reason": u.reason, "suggestion": u.suggestion}
@@ -385,6 +387,8 @@ def _knowledge(args, kb, release) -> int:
         _emit(args, explain.explain_rule(subject))
     elif kind == "option":
         _emit(args, explain.explain_option(kb, subject, release))
+    elif kind == "tf2":
+        _emit(args, explain.explain_tf2_option(kb, subject, release))
     else:
         u = kb.unread_keys[subject]
         text = f"{u.key}\n\n  Not read by any adapter version: {u.reason}\n"

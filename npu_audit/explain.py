@@ -162,7 +162,23 @@ def list_rules_text(kb, rules, release: str = "current") -> str:
         if len(domain) > 48:
             domain = domain[:45] + "..."
         lines.append(f"  {key:<{width}}  .{view.field}  {domain:<48}  {default:<16} {life}")
-    lines += ["", "`npu-audit --explain KEY` shows an option in full; `--explain CODE` a check."]
+    table = getattr(kb, "tf2", None)
+    if table is not None:
+        lines += ["", f"TensorFlow 2 options of npu_device.global_options() ({len(table.options)}; values, default, "
+                  f"parameter_map key):", ""]
+        width2 = max(len(p) for p in table.options)
+        for path in sorted(table.options):
+            o = table.options[path]
+            allowed = o.allowed_in(release)
+            domain = "any" if allowed is None else ", ".join(_value(v) for v in allowed)
+            if len(domain) > 48:
+                domain = domain[:45] + "..."
+            default = _value(o.default_in(release)) if o.default_in(release) is not None else "-"
+            state = ("not in this release" if not o.exists_in(release)
+                     else "deprecated" if o.deprecation(release) else "")
+            lines.append(f"  {path:<{width2}}  {domain:<48}  {default:<10} {o.key or '-'}  {state}".rstrip())
+    lines += ["", "`npu-audit --explain KEY` shows an option in full (a TF2 path such as dump_config.dump_path "
+              "too); `--explain CODE` a check."]
     return "\n".join(lines) + "\n"
 
 
@@ -174,11 +190,13 @@ def list_rules_json(kb, rules, release: str = "current") -> dict:
         "options": [option_summary(kb, kb.options[k], release) for k in sorted(kb.options)],
         "unread_keys": [{"key": u.key, "reason": u.reason, "suggestion": u.suggestion} for u in kb.unread_keys.values()],
         "products": [{"id": p.id, "name": p.name, "aliases": list(p.aliases)} for p in kb.products.values()],
+        "tf2_options": [tf2_option_summary(kb, p, release) for p in sorted(getattr(kb.tf2, "options", {}))],
     }
 
 
 def find_subject(kb, rules, query: str) -> tuple[Optional[str], Any]:
-    """('rule', rule) or ('option', key) or ('unread', key) or (None, suggestions)."""
+    """('rule', rule) or ('option', key) or ('unread', key) or ('tf2', global_options() path) or
+    (None, suggestions)."""
     q = query.strip()
     for r in rules:
         if r.code == q.upper() or r.name == q.lower():
@@ -187,7 +205,84 @@ def find_subject(kb, rules, query: str) -> tuple[Optional[str], Any]:
         return "option", q
     if q in kb.unread_keys:
         return "unread", q
+    path = tf2_path(kb, q)
+    if path is not None:
+        return "tf2", path
     import difflib
 
     pool = list(kb.options) + [r.name for r in rules] + [r.code for r in rules]
     return None, difflib.get_close_matches(q, pool, n=3, cutoff=0.6)
+
+
+# ---------------------------------------------------------------------------------------------
+# TensorFlow 2: options of npu_device.global_options()
+
+
+def tf2_path(kb, query: str) -> Optional[str]:
+    """The global_options() option path a query names ("dump_config.dump_path", with or without a
+    leading "global_options()." or "npu_device.global_options()."), or None."""
+    table = getattr(kb, "tf2", None)
+    if table is None:
+        return None
+    q = query.strip()
+    for prefix in ("npu_device.global_options().", "npu.global_options().", "global_options()."):
+        if q.startswith(prefix):
+            q = q[len(prefix):]
+            break
+    return q if q in table.options else None
+
+
+def tf2_option_summary(kb, path: str, release: str = "current") -> dict:
+    o = kb.tf2.options[path]
+    dep = o.deprecation(release)
+    return {
+        "path": path,
+        "attribute": f"npu_device.global_options().{path}",
+        "group": o.group,
+        "class": kb.tf2.groups[o.group].cls,
+        "key": o.key,
+        "summary": o.summary or (kb.options[o.key].summary if o.key else ""),
+        "default": o.default_in(release),
+        "allowed": list(o.allowed_in(release)) if o.allowed_in(release) is not None else None,
+        "allow_none": o.allow_none,
+        "releases": list(o.releases),
+        "deprecated": None if dep is None else {"replacement": dep["replacement"]},
+        "removed": o.removed if not o.exists_in(release) else None,
+        "no_effect": o.no_effect,
+        "cite": [c.render() for c in o.cite],
+    }
+
+
+def explain_tf2_option(kb, path: str, release: str = "current", markdown: bool = False) -> str:
+    s = tf2_option_summary(kb, path, release)
+    title = f"global_options().{path} (TensorFlow 2)"
+    lines = [f"# {title}" if markdown else title, "", s["summary"], ""]
+
+    def row(label: str, text: str) -> None:
+        lines.append(f"- **{label}**: {text}" if markdown else f"  {label + ':':<16} {text}")
+
+    code = f"{s['attribute']} = ..."
+    row("attribute", f"`{code}`" if markdown else code)
+    row("group", f"{s['group'] or '(the option object)'} ({s['class']})")
+    if s["allowed"] is None:
+        row("values", "any value (passed on to the device as a string)")
+    else:
+        values = ", ".join(_value(v) for v in s["allowed"]) + (", None" if s["allow_none"] else "")
+        row("values", f"one of {values}; others raise TypeError/ValueError at the assignment")
+    row("default", _value(s["default"]) if s["default"] is not None else "None (not passed on)")
+    if s["removed"] is not None:
+        instead = f"; write global_options().{s['removed']['instead']}" if s["removed"].get("instead") else ""
+        row(f"{release} release", f"not an option (assigning it raises ValueError){instead}")
+    elif s["deprecated"] is not None:
+        repl = s["deprecated"]["replacement"]
+        row(f"{release} release", "deprecated" + (f" -> use global_options().{repl}" if repl else ""))
+    if s["no_effect"]:
+        row("no effect", s["no_effect"])
+    row("parameter_map key", s["key"] or "none (a TF2-only option)")
+    lines += ["", "Sources:" if not markdown else "**Sources:**"]
+    lines += [f"  - {c}" if not markdown else f"- {c}" for c in s["cite"]]
+    text = "\n".join(lines).rstrip() + "\n"
+    if s["key"] and s["key"] in kb.options:
+        sep = "\n---\n\n" if markdown else "\nThe parameter_map option it is passed on as:\n\n"
+        text += sep + explain_option(kb, s["key"], release, markdown=markdown)
+    return text

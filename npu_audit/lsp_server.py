@@ -8,6 +8,7 @@ Features
     * hover over an option key (``parameter_map["..."]``), an ``NPURunConfig``/config-object keyword,
       or a value string of such a write: the knowledge base's documentation / the value's facts;
     * completion of option keys inside ``parameter_map["`` and of enum values inside the value string;
+    * TensorFlow 2: hover and completion on ``global_options().<group>.<option>`` chains (lsp_tf2);
     * settings ``release``, ``product``, ``scenario``, ``select``, ``ignore`` from
       ``initializationOptions`` or the client's workspace configuration (section ``npu-audit``),
       layered over the nearest ``[tool.npu-audit]`` table (whose per-file-ignores apply, matched
@@ -461,6 +462,12 @@ def hover_at(kb, release: str, text: str, line: int, col: int) -> tuple[str, Spa
     if not 0 <= line < len(lines):
         return None
     s = lines[line]
+    # 0. TensorFlow 2: a name or value of a global_options() chain (npu_audit.lsp_tf2)
+    from npu_audit import lsp_tf2
+
+    tf2 = lsp_tf2.hover(kb, release, s, col)
+    if tf2 is not None:
+        return tf2[0], Span(line, tf2[1], tf2[2])
     # 1. an option key: parameter_map["<key>"]
     for m in _KEY_RE.finditer(s):
         if m.start("q") <= col <= m.end("key") + 1:
@@ -584,6 +591,15 @@ def completion_at(kb, release: str, text: str, line: int, col: int, encoding: st
     s = lines[line]
     col = min(col, len(s))
     prefix = s[:col]
+    from npu_audit import lsp_tf2
+
+    tf2 = lsp_tf2.completion(kb, release, s, col)  # TensorFlow 2: after global_options(). or in its value
+    if tf2 is not None:
+        items, start, end = tf2
+        rng = Span(line, start, end).to_dict(s, encoding)
+        for item in items:
+            item["textEdit"] = {"range": rng, "newText": item.pop("newText")}
+        return items or None
     m = _KEY_PREFIX_RE.search(prefix)
     if m:
         end = _KEY_CHARS.match(s, col).end()

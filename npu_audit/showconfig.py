@@ -5,6 +5,8 @@ JSON shape (documented in README, "Effective configs JSON"):
   "code_facts", "entries": [{"name", "npu", "kind", "path", "line", "column",
      "options": {KEY: {"value", "type", "field", "path", "line", "column", "certainty", "origin", "flag",
                        "implicit", "via", "possible_values", "writes": [...]}}}]}]}
+TensorFlow 2 configs (kind "global_options") also carry "opens" (the npu_device.open() calls), and their
+options are keyed by attribute path ("dump_config.dump_path") with "key" naming the parameter_map key.
 """
 
 from __future__ import annotations
@@ -49,12 +51,24 @@ def write_dict(w: OptionWrite) -> dict:
         "origin": w.value.origin,
         "flag": w.value.flag,
         "implicit": w.implicit,
-        "via": w.via if w.kwarg is None else f"{w.via}({w.kwarg}=...)",
+        "via": _via(w),
         "branch": w.branch_text(),
     }
     if w.calls:
         out["through"] = [c.callee for c in w.calls]
     return out
+
+
+def _via(w: OptionWrite) -> str:
+    if w.option_path is not None:
+        return f"global_options().{w.option_path}"
+    return w.via if w.kwarg is None else f"{w.via}({w.kwarg}=...)"
+
+
+def _tf2_table():
+    from npu_audit.knowledge.loader import load
+
+    return load().tf2
 
 
 def option_dict(eff: EffectiveOption) -> dict:
@@ -77,13 +91,23 @@ def entry_dict(entry: Entry) -> dict:
     name = None
     if entry.name is not None:
         name = json_value(entry.name)[0] if entry.name.resolved else None
+    if entry.kind == "global_options":  # TF2: keyed by attribute path, with the parameter_map key
+        table = _tf2_table()
+        options = {}
+        for k, e in entry.effective().items():
+            path = e.last.option_path or k
+            option = table.options.get(path) if table is not None else None
+            options[path] = {**option_dict(e), "key": option.key if option is not None else None}
+        options = dict(sorted(options.items()))
+    else:
+        options = {k: option_dict(e) for k, e in sorted(entry.effective().items())}
     return {
         "name": name,
         "npu": entry.is_npu,
         "kind": entry.kind,
         "path": entry.path,
         **_pos(entry.range),
-        "options": {k: option_dict(e) for k, e in sorted(entry.effective().items())},
+        "options": options,
         "hazards": [h.message for h in entry.hazards],
     }
 
@@ -93,7 +117,7 @@ def config_dict(config: SessionConfig, extraction=None) -> dict:
     for call in config.calls:
         rng = extraction.range_of(call.node) if extraction is not None else None
         through.append({"callee": call.callee, "path": call.path, "line": rng.line if rng else None})
-    return {
+    out = {
         "path": config.path,
         **_pos(config.range),
         "kind": config.kind,
@@ -107,6 +131,19 @@ def config_dict(config: SessionConfig, extraction=None) -> dict:
         ],
         "entries": [entry_dict(e) for e in config.all_entries()],
     }
+    if config.kind == "global_options":
+        out["opens"] = [open_dict(op, extraction) for op in config.opens]
+    return out
+
+
+def open_dict(op, extraction=None) -> dict:
+    """An npu_device.open() call of a TF2 config: where, under which branches, through which helpers."""
+    through = []
+    for call in op.calls:
+        rng = extraction.range_of(call.node) if extraction is not None else None
+        through.append({"callee": call.callee, "path": call.path, "line": rng.line if rng else None})
+    return {"path": op.path, **_pos(op.range), "certainty": "conditional" if op.branches else "always",
+            "branch": "; ".join(s.description for s in op.branches) or None, "through": through}
 
 
 def configs_for(extraction) -> list[dict]:
@@ -136,12 +173,20 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
     for config in configs:
         where = f"{config['path']}:{config['line']}:{config['column']}"
         title = f"{config['kind']} config" + (f" '{config['variable']}'" if config.get("variable") else "")
+        tf2 = config["kind"] == "global_options"
+        if tf2:
+            title = "TensorFlow 2 config npu_device.global_options()"
         if config.get("through"):
             title += " (built by " + ", ".join(f"{t['callee']}() called at {t['path']}:{t['line']}"
                                                for t in config["through"]) + ")"
         lines.append(f"{where}: {title}")
         if config["helpers"]:
             lines.append(f"  helpers: {', '.join(config['helpers'])}")
+        for op in config.get("opens", ()):
+            branch = f" ({op['branch']})" if op["branch"] else ""
+            lines.append(f"  read by npu_device.open() at {op['path']}:{op['line']}{branch}")
+        if tf2 and not config.get("opens"):
+            lines.append("  read by npu_device.open(): no call seen")
         for i, entry in enumerate(config["entries"], 1):
             name = entry["name"] if entry["name"] is not None else "<unnamed>"
             npu = {True: "", False: "  (not the NPU entry: ignored by the adapter)", None: "  (name unknown)"}[entry["npu"]]
@@ -158,7 +203,12 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
                 if opt["path"] != config["path"]:
                     where = f"{opt['path']}:{where}" if where else opt["path"]
                 rows.append((key, value, f".{opt['field']}" if opt["field"] else "", opt["certainty"], origin, where))
-            if defaults:
+            if defaults and tf2:
+                # the TF2 adapter's own defaults (rules/tf2_options.toml), not the TF1 session's
+                for key, text in sorted(_tf2_defaults().items()):
+                    if key not in entry["options"]:
+                        rows.append((key, text, "", "default", "adapter", ""))
+            elif defaults:
                 for key, text in sorted(defaults.items()):
                     if key not in entry["options"]:
                         rows.append((key, text, "", "default", "docs", ""))
@@ -177,6 +227,17 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
                 lines.append("    (no options)")
         lines.append("")
     return "\n".join(lines)
+
+
+def _tf2_defaults(release: str = "current") -> dict:
+    """global_options() path -> the TF2 adapter's default, for options it passes on when unset."""
+    table = _tf2_table()
+    out = {}
+    for o in table.options.values() if table is not None else ():
+        value = o.default_in(release)
+        if value is not None and o.exists_in(release):
+            out[o.path] = repr(value) if isinstance(value, str) else str(value)
+    return out
 
 
 def documented_defaults(kb, release: str, product: Optional[str], scenario: Optional[str]) -> dict:

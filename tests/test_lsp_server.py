@@ -127,7 +127,7 @@ async def test_diagnostics_actions_hover_completion(client: LanguageClient, tmp_
     result = await client.initialize_session(init_params(tmp_path))
     caps = result.capabilities
     assert list(caps.code_action_provider.code_action_kinds) == [types.CodeActionKind.QuickFix, "source.fixAll.npu-audit"]
-    assert set(caps.completion_provider.trigger_characters) == {'"', "'"}
+    assert set(caps.completion_provider.trigger_characters) == {'"', "'", "."}  # ".": TF2 global_options() chains
     assert caps.hover_provider
 
     # the buffer is analysed, not the file on disk
