@@ -973,7 +973,7 @@ def create_server(debounce: float = DEBOUNCE_SECONDS):
         kind = types.MarkupKind.Markdown if markdown_ok("text_document.hover.content_format") else types.MarkupKind.PlainText
         return types.Hover(contents=types.MarkupContent(kind=kind, value=markdown), range=rng)
 
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', "'"]))
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=['"', "'", "."]))
     def on_completion(ls, params: types.CompletionParams):
         text, _ = document(params.text_document.uri)
         lines = split_lines(text)
