@@ -353,3 +353,14 @@ def test_completion_on_global_options_chains():
     assert {i["label"] for i in dump} == set(kb.tf2.members("dump_config", "current"))
     values = completion_at(kb, "current", EDITOR, 1, 47)
     assert [i["label"] for i in values] == ["input", "output", "all"]
+
+
+def test_relation_messages_speak_tf2(tmp_path):
+    report = analyse(tmp_path, "import npu_device as npu\n"
+                               "npu.global_options().profiling_config.profiling_options = '{\"output\": \"/tmp/p\"}'\n"
+                               "npu.global_options().experimental.multi_branches_config.dynamic_dims = '1;2'\n")
+    gated = next(f for f in report.findings if f.code == "NPU302")
+    assert "profiling_config.enable_profiling" in gated.message and "profiling_mode" not in gated.message
+    assert gated.hint.startswith("Add global_options().profiling_config.enable_profiling = True")
+    trio = next(f for f in report.findings if f.code == "NPU201")
+    assert "TF2 adapter passes these options on unchecked" in trio.message and "entry" not in trio.hint

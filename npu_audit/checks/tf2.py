@@ -42,16 +42,35 @@ def shown(path: str) -> str:
     return f"global_options().{path}"
 
 
-def wording(ctx, w, message: str) -> str:
-    """A message of the knowledge base (written with TF1 keys) as a TF2 user reads it: keys whose TF2
-    option has another name are given by their TF2 path."""
+_PM_WRITE = re.compile(r"""(?:\w+\.)?parameter_map\[\\?["'](?P<key>\w+)\\?["']\]\.[bis] = """)
+
+
+def wording(ctx, w, message: Optional[str]) -> Optional[str]:
+    """A message or hint of the knowledge base (written for parameter_map) as a TF2 user reads it:
+    parameter_map writes become global_options() assignments, keys whose TF2 option has another name are
+    given by their TF2 path, and "the same (NpuOptimizer) entry" is dropped (there is one object)."""
     table = ctx.kb.tf2
-    if w is None or w.via != KIND or table is None:
+    if w is None or w.via != KIND or table is None or not message:
         return message
+
+    def assignment(m):
+        option = table.by_key(m.group("key"))
+        return f"{shown(option.path)} = " if option is not None else m.group(0)
+
+    message = _PM_WRITE.sub(assignment, message)
+    message = message.replace(" in the same NpuOptimizer entry", "").replace(" in the same entry", "")
     for option in table.options.values():
         if option.key and option.key != option.name:
             message = re.sub(rf"\b{re.escape(option.key)}\b", option.path, message)
     return message
+
+
+def relation_note(w, failure: str) -> str:
+    """For a TF2 write, whose options the TF2 adapter passes on unchecked, a note that the failure a
+    relation describes is the TF1 adapter's check (the documented rule still holds)."""
+    if w is None or w.via != KIND or failure not in ("session-error", "abort"):
+        return ""
+    return " (that failure is the TF1 adapter's check: the TF2 adapter passes these options on unchecked, to GE)"
 
 
 def reaction(w, text: str) -> str:

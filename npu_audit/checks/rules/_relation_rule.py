@@ -16,13 +16,14 @@ def relation_findings(rule, ctx, fix_for=None):
                 related.append(r)
         branch = hit.branch or w.branch_text()
         message, severity = hit_message(hit), hit.relation.severity
-        message = tf2.wording(ctx, w, message)  # TF2 scripts read the TF2 names of the options
+        # TF2 scripts read the TF2 names of the options (and whose check a failure is)
+        message = tf2.wording(ctx, w, message) + tf2.relation_note(w, hit.relation.failure)
         if hit.across_entries:
             message += (" (the options are set on different NpuOptimizer entries of one session config: the adapter "
                         "checks this per entry, so nothing stops it at session start)")
             severity = "warning" if severity == "error" else severity
         f = ctx.finding(rule, w.path, w.key_range or w.range, message, calls=w.calls, write=w,
-                        severity=severity, hint=hit.relation.hint, option=w.key, related=related,
+                        severity=severity, hint=tf2.wording(ctx, w, hit.relation.hint), option=w.key, related=related,
                         certainty=hit.certainty, branch=branch, fix=fix_for(ctx, hit) if fix_for else None)
         if f:
             yield f
