@@ -18,7 +18,7 @@ from typing import Optional
 from npu_audit import __version__
 from npu_audit.findings import FileReport
 
-SCHEMA = 3  # 3: clean entries list from-imported members too (pipeline._feeders)
+SCHEMA = 4  # 4: from-imports listed with their names; parsed files carry their NPU exports
 
 
 def default_cache_dir() -> str:

@@ -81,6 +81,9 @@ class FileReport:
     dependencies: list = field(default_factory=list)  # other files (paths) the analysis read
     content_hash: Optional[str] = None  # sha256 of the bytes analysed
     imports: list = field(default_factory=list)  # modules imported, for files the prefilter skipped
+    # top-level names that can carry NPU configuration to importers (npu_audit.relevance), for parsed
+    # files; None: any name may
+    exports: Optional[list] = None
 
     def to_dict(self) -> dict:
         from dataclasses import asdict
@@ -95,6 +98,7 @@ class FileReport:
             "dependencies": list(self.dependencies),
             "content_hash": self.content_hash,
             "imports": list(self.imports),
+            "exports": None if self.exports is None else list(self.exports),
         }
 
     @classmethod
@@ -111,7 +115,7 @@ class FileReport:
         return cls(path=data["path"], findings=findings, text=data["text"], configs=data["configs"],
                    parsed=data["parsed"], internal_error=data["internal_error"],
                    dependencies=list(data.get("dependencies", [])), content_hash=data.get("content_hash"),
-                   imports=list(data.get("imports", [])))
+                   imports=list(data.get("imports", [])), exports=data.get("exports"))
 
     def line_text(self, line: int) -> str:
         if self.text is None:

@@ -86,6 +86,10 @@ def _analyze(job: Job) -> FileReport:
                                  [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs,
                                  text=source.text)
     report.dependencies = [str(p) for p in extraction.dependencies]
+    from npu_audit.extract.positions import python_ast
+    from npu_audit.relevance import npu_exports
+
+    report.exports = npu_exports(python_ast(source.text), source.text)
     if job.want_configs:
         from npu_audit.showconfig import configs_for
 
@@ -165,10 +169,14 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
 
 
 def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...]) -> list[int]:
-    """Files without NPU markers that import a module which has them, resolved as the importing
-    file's own interpreter would (``npu_audit.imports``): they can build an NPU config through that
-    module's helpers, so they are parsed too. A mere name clash (``import scipy.optimize`` in a tree
-    that holds some unrelated ``optimize.py``) does not count."""
+    """Files without NPU markers that take from a module which has them something that can carry NPU
+    configuration: they can build or fill a config through it, so they are parsed too.
+
+    Imports are resolved as the importing file's own interpreter would (``npu_audit.imports``), so a
+    mere name clash (``import scipy.optimize`` in a tree holding an unrelated ``optimize.py``) does not
+    count; ``from m import a`` counts when ``a`` is one of ``m``'s NPU exports (``npu_audit.relevance``)
+    or an NPU submodule; ``import m`` and ``from m import *`` count when ``m`` has NPU code at all.
+    """
     from npu_audit.imports import resolve_module, split_relative
 
     real_dirs: dict[str, str] = {}
@@ -181,22 +189,31 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
         return os.path.join(real, name)
 
     paths = [absolute(job.file) for job in jobs]
-    npu_files = {path for path, report in zip(paths, results) if report.parsed}
-    if not npu_files:
+    exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
+    if not exports:
         return []
-    tree_files = set(paths)
-    is_file = tree_files.__contains__
+    is_file = set(paths).__contains__
+
+    def takes_npu(imported: str, here: str) -> bool:
+        module, _, member = imported.partition(":")
+        dotted, level = split_relative(module)
+        found = resolve_module(dotted, level, here, roots, is_file)
+        if not member:
+            return found in exports
+        if found in exports:
+            names = exports[found]
+            if names is None or member == "*" or member in names:
+                return True
+        submodule = f"{dotted}.{member}" if dotted else member
+        return resolve_module(submodule, level, here, roots, is_file) in exports
+
     out = []
     for i, report in enumerate(results):
         if report.parsed or not report.imports:
             continue
         here = os.path.dirname(paths[i])
-        for imported in report.imports:
-            dotted, level = split_relative(imported)
-            found = resolve_module(dotted, level, here, roots, is_file)
-            if found is not None and found in npu_files:
-                out.append(i)
-                break
+        if any(takes_npu(imported, here) for imported in report.imports):
+            out.append(i)
     return out
 
 

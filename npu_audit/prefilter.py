@@ -157,8 +157,9 @@ def imported_module_names(raw: bytes, members: bool = False) -> set[str]:
     ``..pkg.m`` and ``from . import x, y`` gives ``.x`` and ``.y`` (``x`` and ``y`` are most likely
     modules of the package). A statement is recognised when it starts its line (any indentation) or
     follows a ``;``, and the ``from ... import`` part sits on one line. Text that merely looks like an
-    import (inside a multi-line string) is reported too. With ``members``, ``from a.b import c`` also
-    gives ``a.b.c`` (``c`` may be a submodule of the package ``a.b``). Never raises, whatever the bytes.
+    import (inside a multi-line string) is reported too. With ``members``, a from-import names what it
+    takes: ``from a.b import c`` gives ``a.b:c``, ``from . import x`` gives ``.:x``, ``from m import *``
+    gives ``m:*`` (plain imports are unchanged). Never raises, whatever the bytes.
     """
     found: set[str] = set()
     try:
@@ -197,14 +198,26 @@ def _scan_statement(data: bytes, start: int, end: int, found: set[str], members:
             return  # "from aimport x": the name runs into "import"
         text = _decode_name(module)
         if text:
-            found.add(dots + text)
             if members:
-                for name in _split_names(chunk):
-                    member = _decode_name(name)
-                    if member and "." not in member:
-                        found.add(f"{dots}{text}.{member}")
+                _add_members(found, dots + text, chunk)
+            else:
+                found.add(dots + text)
     elif dots:
+        if members:
+            _add_members(found, dots, chunk)
+            return
         for name in _split_names(chunk):
             text = _decode_name(name)
             if text and "." not in text:
                 found.add(dots + text)
+
+
+def _add_members(found: set[str], module: str, chunk: bytes) -> None:
+    """``from <module> import a, b`` as ``<module>:a`` and ``<module>:b`` (``<module>:*`` for a star)."""
+    if chunk.strip(b" \t\f\r\n\\") == b"*":
+        found.add(module + ":*")
+        return
+    for name in _split_names(chunk):
+        member = _decode_name(name)
+        if member and "." not in member:
+            found.add(f"{module}:{member}")

@@ -55,3 +55,37 @@ def test_package_submodule_imported_by_from_import_is_followed(tmp_path):
     configs = _run(tmp_path, "--show-config")["configs"]
     callers = [c["through"][0]["path"] for c in configs if c["through"]]
     assert callers == [str(Path("proj", "run.py"))]  # run.py was read, and it calls the helper
+
+
+def test_importing_only_names_without_npu_code_does_not_parse(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "utils.py").write_text(NPU_HELPER + "\n\ndef load_data(path):\n    return open(path).read()\n\n\n"
+                                   "def run_with_config():\n    return session_config()\n")
+    (proj / "data.py").write_text("from utils import load_data\nprint 'python 2'\n")
+    (proj / "train.py").write_text("import tensorflow as tf\nfrom utils import run_with_config\n\n"
+                                   "sess = tf.Session(config=run_with_config())\n")
+    (proj / "star.py").write_text("from utils import *\n")
+    report = _run(tmp_path)
+    parsed = report["summary"]["files_parsed"]
+    assert parsed == 3  # utils.py, train.py (takes a helper that builds a config), star.py
+    assert not [d for d in report["diagnostics"] if d["name"] == "syntax-error"]
+
+
+def test_npu_exports_follow_what_carries_configuration():
+    import ast
+
+    from npu_audit.relevance import npu_exports
+
+    text = (
+        "import tensorflow as tf\n"
+        "LOOPS = 10\n"
+        "cfg = tf.ConfigProto()\n"
+        "op = cfg.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "op.parameter_map['iterations_per_loop'].i = LOOPS\n"
+        "def plain():\n    return 1\n"
+        "def uses_cfg():\n    return cfg\n"
+        "def main():\n    uses_cfg()\n"
+    )
+    assert npu_exports(ast.parse(text), text) == ["LOOPS", "cfg", "main", "op", "uses_cfg"]
+    assert npu_exports(None, text) is None

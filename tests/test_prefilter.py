@@ -210,7 +210,8 @@ def test_imports_on_pathological_input_is_fast():
         assert time.perf_counter() - started < 5
 
 
-def test_from_import_members_name_possible_submodules():
+def test_from_imports_name_what_they_take():
     source = b"from a.b import c, d as e\nfrom .m import (y,\n z)\nfrom . import x\nimport q.r\n"
     assert imported_module_names(source) == {"a.b", ".m", ".x", "q.r"}
-    assert imported_module_names(source, members=True) == {"a.b", "a.b.c", "a.b.d", ".m", ".m.y", ".m.z", ".x", "q.r"}
+    assert imported_module_names(source, members=True) == {"a.b:c", "a.b:d", ".m:y", ".m:z", ".:x", "q.r"}
+    assert imported_module_names(b"from k import *\nfrom .. import (u)\n", members=True) == {"k:*", "..:u"}

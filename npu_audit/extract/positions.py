@@ -108,8 +108,10 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
 
 
 @lru_cache(maxsize=4)
+@lru_cache(maxsize=4)
 def python_ast(text: str):
-    """CPython's ast of ``text`` (shared by the steps that need line numbers), or None."""
+    """CPython's ast of ``text`` (shared by the steps that need line numbers: one parse per text), or
+    None. The tree is shared: callers must not change it."""
     import ast
     import warnings
 
