@@ -385,9 +385,53 @@ def _config_for(encoding: str) -> libcst.PartialParserConfig | None:
 
 def _parse_text(text: str, encoding: str) -> libcst.Module:
     config = _config_for(encoding)
-    if config is None:
-        return libcst.parse_module(text)
-    return libcst.parse_module(text, config)
+    with unvalidated_nodes():
+        if config is None:
+            return libcst.parse_module(text)
+        return libcst.parse_module(text, config)
+
+
+_VALIDATION_LOCK = threading.Lock()
+_VALIDATION_OFF = 0
+
+
+class unvalidated_nodes:  # noqa: N801 - used as a context manager
+    """Build libcst nodes without their per-node validation while the parser runs.
+
+    Every libcst node validates itself when built (``CSTNode.__post_init__`` calls ``_validate``);
+    nodes built by libcst's own parser are valid by construction (libcst's source notes the same), and
+    that validation is about a fifth of the parse time. While at least one parse runs the hook is a
+    no-op; it is restored when the last one ends, so nodes built elsewhere are still validated.
+    Relies on a libcst internal: ``tests/test_parse.py`` has a canary that fails if it changes, and if
+    the hook is missing parsing simply validates as before.
+    """
+
+    _saved: Any = None
+
+    def __enter__(self) -> unvalidated_nodes:
+        global _VALIDATION_OFF
+        base = getattr(getattr(libcst, "CSTNode", None), "__post_init__", None)
+        if base is None:
+            return self
+        with _VALIDATION_LOCK:
+            if _VALIDATION_OFF == 0:
+                type(self)._saved = base
+                libcst.CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+            _VALIDATION_OFF += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _VALIDATION_OFF
+        with _VALIDATION_LOCK:
+            if _VALIDATION_OFF == 0:
+                return
+            _VALIDATION_OFF -= 1
+            if _VALIDATION_OFF == 0 and type(self)._saved is not None:
+                libcst.CSTNode.__post_init__ = type(self)._saved  # type: ignore[method-assign]
+
+
+def _no_validation(self: Any) -> None:
+    return None
 
 
 # ----------------------------------------------------------------------------------------------------

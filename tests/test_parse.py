@@ -474,3 +474,21 @@ def test_files_above_the_character_budget_are_refused_without_scanning(monkeypat
     result = parse_module(src("x = 1\n" * 50))
     assert isinstance(result, SyntaxProblem) and result.code == "unreadable-file"
     assert "300 characters, more than the 100 characters" in result.message
+
+
+def test_canary_libcst_node_validation_hook():
+    """parse.unvalidated_nodes switches off libcst's per-node validation while parsing (a libcst
+    internal): the hook must exist, parsing must give the same lossless tree, and validation must be
+    back on afterwards."""
+    import libcst
+
+    from npu_audit.parse import unvalidated_nodes
+
+    assert "__post_init__" in libcst.CSTNode.__dict__
+    text = "import tensorflow as tf  # c\nx = [1,\n     2]\n\n\ndef f(a, *, b=2):\n    return a  # r\n"
+    with unvalidated_nodes():
+        fast = libcst.parse_module(text)
+    assert fast.code == text
+    assert fast.deep_equals(libcst.parse_module(text))
+    with pytest.raises(libcst.CSTValidationError):
+        libcst.Name("not a name")
