@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,7 +43,11 @@ logger = logging.getLogger("npu_audit.lsp")
 SERVER_NAME = "npu-audit"
 CONFIG_SECTION = "npu-audit"
 SETTING_NAMES = ("release", "product", "scenario", "select", "ignore")
-DEBOUNCE_SECONDS = 0.3
+# After a change, analyse once the user has paused for as long as the last analysis of that document
+# took, within these bounds: a fast analysis answers almost at once, a slow one is not run for every
+# keystroke (it could not keep up anyway).
+DEBOUNCE_SECONDS = 0.3  # the longest pause waited for
+DEBOUNCE_MIN_SECONDS = 0.03
 FIX_ALL_KIND = "source.fixAll.npu-audit"  # = npu_audit.render.lsp.FIX_ALL_KIND
 DEPRECATED_STATUSES = ("deprecated", "no-effect", "not-supported")
 
@@ -635,6 +640,7 @@ class DocState:
     fresh: tuple[str, Any] | None = None
     dependencies: tuple[str, ...] = field(default_factory=tuple)
     release: str | None = None  # from the settings of the last analysis (pyproject + client)
+    last_duration: float = 0.0  # seconds the last analysis took (the next debounce)
 
 
 class Engine:
@@ -822,9 +828,12 @@ def create_server(debounce: float = DEBOUNCE_SECONDS):
             return
         text, version = document(uri)
         loop = asyncio.get_running_loop()
+        started = time.perf_counter()
         report, problem, settings = await loop.run_in_executor(
             engine.executor, engine.analyze, uri, text, _folder_paths(server))
         state = engine.docs.get(uri)
+        if state is not None:
+            state.last_duration = time.perf_counter() - started
         if state is None or state.generation != generation:  # closed or changed meanwhile: stale
             logger.debug("dropping stale analysis of %s (version %s)", uri, version)
             return
@@ -919,8 +928,9 @@ def create_server(debounce: float = DEBOUNCE_SECONDS):
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def on_change(ls, params: types.DidChangeTextDocumentParams):
-        if params.text_document.uri in engine.docs:
-            schedule(params.text_document.uri, debounce)
+        state = engine.docs.get(params.text_document.uri)
+        if state is not None:
+            schedule(params.text_document.uri, min(debounce, max(DEBOUNCE_MIN_SECONDS, state.last_duration)))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     async def on_save(ls, params: types.DidSaveTextDocumentParams):
