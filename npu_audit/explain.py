@@ -174,6 +174,8 @@ def list_rules_text(kb, rules, release: str = "current") -> str:
             if len(domain) > 48:
                 domain = domain[:45] + "..."
             default = _value(o.default_in(release)) if o.default_in(release) is not None else "-"
+            if len(default) > 16:
+                default = default[:13] + "..."
             state = ("not in this release" if not o.exists_in(release)
                      else "deprecated" if o.deprecation(release) else "")
             lines.append(f"  {path:<{width2}}  {domain:<48}  {default:<10} {o.key or '-'}  {state}".rstrip())
