@@ -175,7 +175,7 @@ def _run(args, parser) -> int:
     resolver = SettingsResolver(base, overrides, kb, args.isolated)
     progress = _progress_bar(args)
     cache_dir = None
-    if not args.no_cache and not args.fix and not args.diff:
+    if not args.no_cache:
         from npu_audit.cache import default_cache_dir
 
         cache_dir = args.cache_dir or default_cache_dir()
@@ -197,9 +197,7 @@ def _run(args, parser) -> int:
     if args.show_config:
         return _show_config(args, report, kb, overrides)
     if args.fix or args.diff:
-        from npu_audit.fix import apply_fixes
-
-        return apply_fixes(report, args, base, overrides, options, kb, _emit)
+        return _fix(args, report, base, overrides, options, kb)
     return _emit_report(args, report)
 
 
@@ -425,3 +423,126 @@ def _clear_progress(progress) -> None:
     if progress is not None and progress.state["shown"]:  # type: ignore[attr-defined]
         sys.stderr.write("\r" + " " * 60 + "\r")
         sys.stderr.flush()
+
+
+# -- --fix and --diff: the fix engine (npu_audit.fix) does the work; printing and exit codes here
+
+
+def _fix(args, report, base, overrides, options, kb) -> int:
+    """Fix (or diff) the files that have applicable fixes; print what happened; the exit code."""
+    from pathlib import Path
+
+    from npu_audit.checks import all_rules
+    from npu_audit.findings import RunReport
+    from npu_audit.fix import applicable, fix_files
+    from npu_audit.fix.atomic import WriteRefused, check_new_file, create_new, replace_file
+    from npu_audit.fix.diff import diff_label, new_file_diff, unified_diff
+    from npu_audit.pipeline import Job, _roots, settings_for
+    from npu_audit.render import render
+
+    unsafe = bool(args.unsafe_fixes)
+    roots = _roots(args.paths)
+    settings_cache: dict = {}
+    todo = [(i, fr) for i, fr in enumerate(report.files) if any(applicable(f, unsafe) for f in fr.findings)]
+    items = [(Job(file=fr.path, display=fr.path, roots=roots,
+                  settings=settings_for(Path(fr.path), base, overrides, settings_cache, kb, args.isolated)), fr)
+             for _, fr in todo]
+    progress = _fix_progress(args)
+    fixes = fix_files(items, unsafe, jobs=max(0, args.jobs), progress=progress)
+    _clear_progress(progress)
+
+    files = list(report.files)
+    write_roots = list(args.paths)  # never write through a symlink that leads outside them
+    folders = [p if os.path.isdir(p) else os.path.dirname(p) or os.curdir for p in args.paths]  # new files
+    notes: list[str] = []
+    failed = False
+    diff = bytearray()
+    done = []  # the fixes that took effect (written, or shown in the diff)
+    for (i, original), fx in zip(todo, fixes):
+        keep = fx.remaining if fx.remaining is not None else original
+        for problem in fx.problems:
+            notes.append(f"{fx.display}: not fixed: {problem}")
+            failed = True
+        for r in fx.rejected:
+            f = r.finding
+            detail = f" ({r.detail})" if r.detail else ""
+            notes.append(f"{fx.display}:{f.line}:{f.column}: {f.code} [{f.name}] fix not applied: it {r.reason}{detail}")
+        if not fx.changed and not fx.new_files:
+            files[i] = keep
+            continue
+        if args.diff:
+            diff += unified_diff(fx.original, fx.fixed, diff_label(fx.path))
+            for path, content in fx.new_files:
+                diff += new_file_diff(content.encode("utf-8"), diff_label(path))
+            done.append(fx)
+        else:
+            try:
+                for path, _content in fx.new_files:
+                    check_new_file(path, folders)
+                if fx.changed:
+                    replace_file(fx.path, fx.fixed, expected=fx.original, roots=write_roots)
+                for path, content in fx.new_files:
+                    if not create_new(path, content.encode("utf-8"), roots=folders):
+                        notes.append(f"{os.path.relpath(path)} exists; not overwritten (write it yourself)")
+                done.append(fx)
+            except (WriteRefused, OSError) as exc:
+                reason = str(exc) if isinstance(exc, WriteRefused) else f"could not write it: {exc.strerror or exc}"
+                notes.append(f"{fx.display}: not fixed: {reason}")
+                keep = original  # unchanged on disk: its findings stand
+                failed = True
+        files[i] = keep
+    fixed = sum(len(fx.fixed_findings) for fx in done)
+    changed = sum(1 for fx in done if fx.changed)
+    final = RunReport(files=files, settings=report.settings)
+    if args.diff:
+        _emit_bytes(args, bytes(diff))
+        print(f"Would fix {fixed} finding{'s' if fixed != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.",
+              file=sys.stderr)
+    else:
+        _emit(args, render(final, args.format, rules=all_rules(), color=_color(args, sys.stdout),
+                           statistics=args.statistics))
+        if args.format in ("text", "concise"):
+            for fx in done:
+                for f in fx.applied:
+                    print(f"fixed {fx.display}:{f.line}:{f.column}: {f.code} [{f.name}] {f.fix.message}", file=sys.stderr)
+            print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.",
+                  file=sys.stderr)
+    for note in notes:
+        print(f"npu-audit: {note}", file=sys.stderr)
+    code = final.exit_code()
+    if args.diff and diff:
+        code = max(code, EXIT_FINDINGS)
+    return EXIT_ERROR if failed else code
+
+
+def _emit_bytes(args, data: bytes) -> None:
+    """Write bytes (a diff in the files' own encodings) to -o FILE or stdout, unchanged."""
+    if args.output_file and args.output_file != STDIN:
+        try:
+            write_report(args.output_file, data)
+        except OSError as exc:
+            raise OutputError(f"cannot write the diff to {args.output_file}: {exc.strerror or exc}") from exc
+        return
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+    else:
+        buffer.write(data)
+        buffer.flush()
+
+
+def _fix_progress(args):
+    """A progress line while files are being fixed (a terminal, text output)."""
+    stream = sys.stderr
+    if args.no_progress or args.format not in ("text", "concise") or not (hasattr(stream, "isatty") and stream.isatty()):
+        return None
+    state = {"shown": False}
+
+    def progress(done: int, total: int) -> None:
+        stream.write(f"\rfixing: {done}/{total} files")
+        stream.flush()
+        state["shown"] = True
+
+    progress.state = state  # type: ignore[attr-defined]
+    return progress

@@ -722,8 +722,17 @@ class Engine:
         return out
 
     def code_actions(self, report, uri: str, rng: dict, only: list[str] | None, encoding: str,
-                     context_diagnostics: list[dict] = ()) -> list[dict]:
+                     context_diagnostics: list[dict] = (), text: str | None = None,
+                     workspace_roots: tuple[str, ...] = ()) -> list[dict]:
+        """Quick fixes, suppressions and fix-all for ``report`` (the analysis of ``text``). With
+        ``text``, fixes go through the fix engine (:class:`npu_audit.fix.Fixer`): a quick fix that
+        would not leave valid Python, or a safe one that would change the effective configuration,
+        is not offered, and fix-all is the engine's whole result (rounds, re-check). Runs in a
+        worker thread: the engine re-analyses the buffer."""
+        from dataclasses import replace as _replace
+
         from npu_audit.findings import Finding
+        from npu_audit.fix import Fixer
         from npu_audit.render import lsp as render_lsp
 
         def wanted(kind: str) -> bool:
@@ -731,6 +740,15 @@ class Engine:
 
         def pos(p: dict) -> tuple[int, int]:
             return p["line"], p["character"]
+
+        fixer = None
+
+        def get_fixer():
+            nonlocal fixer
+            if fixer is None:
+                job, _problem = self.job(uri, text, workspace_roots)
+                fixer = Fixer(job, report)
+            return fixer
 
         asked = {(d.get("code"), pos(d["range"]["start"]), pos(d["range"]["end"])) for d in context_diagnostics}
         lo, hi = pos(rng["start"]), pos(rng["end"])
@@ -741,13 +759,28 @@ class Engine:
             if not ((start <= hi and lo <= end) or (f.code, start, end) in asked):
                 continue
             if wanted("quickfix"):
-                for action in render_lsp.code_actions(f, report, uri, rules_by_code=self.rules_by_code):
+                offered = f
+                if f.fix is not None and text is not None and get_fixer().verify(f) is not None:
+                    offered = _replace(f, fix=None)  # the engine refuses it here
+                for action in render_lsp.code_actions(offered, report, uri, rules_by_code=self.rules_by_code):
                     actions.append(recode_ranges(action, uri, report.text, encoding))
                 sup = render_lsp.suppress_action(f, report, uri, rules_by_code=self.rules_by_code)
                 if sup is not None:
                     actions.append(recode_ranges(sup, uri, report.text, encoding))
         if wanted(FIX_ALL_KIND):
-            fix_all = render_lsp.fix_all_action(report, uri, rules_by_code=self.rules_by_code)
+            if text is None:
+                fix_all = render_lsp.fix_all_action(report, uri, rules_by_code=self.rules_by_code)
+            elif any(f.fix is not None and f.fix.applicability == "safe" for f in report.findings):
+                result = get_fixer().fix_all(unsafe=False)
+                fix_all = None
+                if result.fixed_text is not None and result.applied:
+                    folder = os.path.dirname(result.path)
+                    fix_all = render_lsp.fixed_text_action(
+                        report, uri, result.fixed_text, result.fixed_findings,
+                        new_files=[(os.path.relpath(p, folder), c) for p, c in result.new_files],
+                        old_text=get_fixer().source.text, rules_by_code=self.rules_by_code)
+            else:
+                fix_all = None
             if fix_all is not None:
                 actions.append(recode_ranges(fix_all, uri, report.text, encoding))
         return actions
@@ -964,7 +997,10 @@ def create_server(debounce: float = DEBOUNCE_SECONDS):
         rng = converter.unstructure(params.range)
         only = [str(getattr(k, "value", k)) for k in params.context.only] if params.context.only else None
         asked = [converter.unstructure(d) for d in params.context.diagnostics or ()]
-        actions = engine.code_actions(report, uri, rng, only, encoding(), asked)
+        text, _version = document(uri)
+        loop = asyncio.get_running_loop()
+        actions = await loop.run_in_executor(engine.executor, engine.code_actions, report, uri, rng, only, encoding(),
+                                             asked, text, _folder_paths(server))
         return [converter.structure(a, types.CodeAction) for a in actions] or None
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)

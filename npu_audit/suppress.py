@@ -1,5 +1,7 @@
 """Inline suppressions: ``# npu-audit: ignore[unknown-option, NPU202]`` (or bare ``# npu-audit: ignore``).
 
+Codes and names are matched case-insensitively (``ignore[npu101]`` and ``ignore[Unknown-Option]`` work).
+
 A comment applies to findings on its own line, or, when it sits on the first line of a multi-line
 statement, to findings anywhere in that statement. Only real comments count (tokenize tells them
 from strings); the file is tokenized only when its text mentions ``npu-audit:`` at all.
@@ -34,9 +36,10 @@ class Suppressions:
     statement_start: dict[int, int]  # physical line -> first line of its logical line
 
     def matching(self, finding: Finding) -> Optional[Suppression]:
+        own = {finding.code.lower(), finding.name.lower()}
         for line in {finding.line, self.statement_start.get(finding.line, finding.line)}:
             for s in self.by_line.get(line, ()):
-                if s.codes is None or finding.code in s.codes or finding.name in s.codes:
+                if s.codes is None or any(c.lower() in own for c in s.codes):
                     return s
         return None
 
@@ -84,8 +87,8 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
         if s is None:
             kept.append(f)
         else:
-            s.used.add(f.code)
-            s.used.add(f.name)
+            s.used.add(f.code.lower())
+            s.used.add(f.name.lower())
     if unused_rule is not None and enabled(unused_rule.code, unused_rule.name):
         lines = text.splitlines()
         for sups in table.by_line.values():
@@ -95,7 +98,7 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
                         continue
                     unused = ["everything"]
                 else:
-                    unused = [c for c in s.codes if c not in s.used]
+                    unused = [c for c in s.codes if c.lower() not in s.used]
                     # codes of rules that are switched off cannot be judged
                     unused = [c for c in unused if _is_enabled_code(c, enabled)]
                     if not unused:
@@ -121,5 +124,5 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
 def _is_enabled_code(selector: str, enabled) -> bool:
     from npu_audit.checks import rule_by
 
-    rule = rule_by(selector)
+    rule = rule_by(selector) or rule_by(selector.lower())
     return rule is None or enabled(rule.code, rule.name)

@@ -202,17 +202,6 @@ def code_actions(
     ]
 
 
-def _span(e: Edit) -> tuple[tuple[int, int], tuple[int, int]]:
-    return (e.line, e.column), (e.end_line, e.end_column)
-
-
-def _overlap(a, b) -> bool:
-    (a0, a1), (b0, b1) = a, b
-    if a0 == a1 == b0 == b1:  # two insertions at one point: their order would be a guess
-        return True
-    return a0 < b1 and b0 < a1
-
-
 def fix_all_action(
     file_report: FileReport,
     uri: str,
@@ -220,32 +209,82 @@ def fix_all_action(
     rules_by_code: Mapping[str, object] | None = None,
     files: Mapping[str, FileReport] | None = None,
 ) -> dict | None:
-    """One ``source.fixAll.npu-audit`` action applying every SAFE fix of the file.
+    """One ``source.fixAll.npu-audit`` action applying the SAFE fixes of one round of the fix engine
+    (:func:`npu_audit.fix.select`: non-overlapping, in finding order) to the reported text.
 
-    Fixes are taken in finding order; a fix with an edit overlapping one already taken is skipped
-    whole (the next run of npu-audit offers it again). None when there is nothing to fix.
+    This is what a static report (``--format lsp``) can offer; the language server runs the whole
+    engine instead (rounds, re-check, effective-configuration check) and uses
+    :func:`fixed_text_action`. None when there is nothing to fix.
     """
-    taken: list = []
-    fixes: list[Fix] = []
-    fixed: list[Finding] = []
-    for f in sorted(file_report.findings, key=Finding.sort_key):
-        if f.fix is None or f.fix.applicability != "safe":
-            continue
-        spans = [_span(e) for e in f.fix.edits]
-        if any(_overlap(s, t) for s in spans for t in taken) or any(
-            _overlap(s, t) for i, s in enumerate(spans) for t in spans[i + 1 :]
-        ):
-            continue
-        taken += spans
-        fixes.append(f.fix)
-        fixed.append(f)
-    if not fixes:
+    from npu_audit.fix import select
+
+    fixed = select(file_report.findings, unsafe=False)
+    if not fixed:
         return None
     return {
         "title": "Fix all auto-fixable npu-audit problems",
         "kind": FIX_ALL_KIND,
         "diagnostics": [diagnostic(f, file_report, rules_by_code, files=files) for f in fixed],
-        "edit": _workspace_edit(fixes, file_report, uri),
+        "edit": _workspace_edit([f.fix for f in fixed], file_report, uri),
+    }
+
+
+def text_edits(old: str, new: str) -> list[Edit]:
+    """Edits (1-based, characters) turning ``old`` into ``new``: one per block of changed lines, so
+    unchanged lines are never rewritten."""
+    import difflib
+
+    from npu_audit.fix.edits import _LINE_BREAK
+
+    def lines(text: str) -> list[str]:
+        out, pos = [], 0
+        for m in _LINE_BREAK.finditer(text):
+            out.append(text[pos:m.end()])
+            pos = m.end()
+        if pos < len(text):
+            out.append(text[pos:])
+        return out
+
+    a, b = lines(old), lines(new)
+
+    def position(i: int) -> tuple[int, int]:  # the start of line index i; past the last line: the end
+        if i < len(a) or not a or _LINE_BREAK.match(a[-1][-1:]):
+            return i + 1, 1
+        return len(a), len(a[-1]) + 1
+
+    edits = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            edits.append(Edit(*position(i1), *position(i2), "".join(b[j1:j2])))
+    return edits
+
+
+def fixed_text_action(
+    file_report: FileReport,
+    uri: str,
+    new_text: str,
+    fixed: Sequence[Finding],
+    *,
+    new_files: Sequence[tuple[str, str]] = (),
+    old_text: str | None = None,
+    title: str = "Fix all auto-fixable npu-audit problems",
+    kind: str = FIX_ALL_KIND,
+    rules_by_code: Mapping[str, object] | None = None,
+    files: Mapping[str, FileReport] | None = None,
+) -> dict | None:
+    """A code action turning the reported text into ``new_text`` (what the fix engine produced),
+    for ``fixed`` findings; files in ``new_files`` ((path relative to the script's folder, content))
+    are created, never overwritten. ``old_text``: the text the engine started from (default: the
+    report's). None when nothing changes."""
+    edits = text_edits(file_report.text or "" if old_text is None else old_text, new_text)
+    if not edits and not new_files:
+        return None
+    fix = Fix("safe", title, tuple(edits), tuple(new_files))
+    return {
+        "title": title,
+        "kind": kind,
+        "diagnostics": [diagnostic(f, file_report, rules_by_code, files=files) for f in fixed],
+        "edit": _workspace_edit([fix], file_report, uri),
     }
 
 

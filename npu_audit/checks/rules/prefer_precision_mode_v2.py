@@ -31,7 +31,10 @@ class PreferPrecisionModeV2(Rule):
     example_good = 'custom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_float16")'
     fix_safety = (
         "Safe for the rows the migration table marks exact (the docs describe identical behaviour), when key and "
-        "value are literals written at the option. Values from constants or flag defaults are not rewritten."
+        "value are literals written at the option. Values from constants or flag defaults are not rewritten. "
+        "Every precision_mode write of the session (all its NpuOptimizer entries, NPURunConfig's keyword included) "
+        "moves in one fix; when one of them cannot move, or precision_mode_v2 is already set, no fix is offered: "
+        "moving some writes only would leave both keys in the session, or let another entry's value win."
     )
     invalid = (PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
                "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(precision_mode=\"must_keep_origin_dtype\")\n")
@@ -55,8 +58,11 @@ class PreferPrecisionModeV2(Rule):
             fix = None
             if row.exact:
                 message = f"precision_mode is superseded by precision_mode_v2: write precision_mode_v2 = {describe(row.new)}"
-                fix = self._fix(ctx, entry, w, migration.to_key, row.new)
+                fix = self._fix_together(ctx, entry, w, migration) if fixable_here(ctx, w) else None
                 hint = f"precision_mode_v2 = {row.new!r} behaves the same"
+                if isinstance(fix, str):
+                    hint += f"; no automatic fix: {fix}"
+                    fix = None
             else:
                 why = f": {row.note.rstrip('.')}" if row.note else ""
                 message = f"precision_mode {describe(value)} has no exact precision_mode_v2 equivalent{why}"
@@ -66,8 +72,40 @@ class PreferPrecisionModeV2(Rule):
             if f:
                 yield f
 
-    def _fix(self, ctx, entry, w, to_key, new_value):
-        if not fixable_here(ctx, w) or "precision_mode_v2" in entry.effective():
+    def _fix_together(self, ctx, entry, w, migration):
+        """One fix moving every precision_mode write of the entries the adapter merges with ``entry``
+        (every config holding it); None, or why not when another write blocks it: migrating one write
+        alone would leave precision_mode and precision_mode_v2 together, or let another entry's
+        precision_mode decide."""
+        entries = {id(e): e for c in ctx.configs if any(x is entry for x in c.all_entries())
+                   for e in c.npu_entries()}
+        entries.setdefault(id(entry), entry)
+        edits, values = [], []
+        for e in entries.values():
+            for x in e.writes:
+                if x.key == migration.to_key:
+                    return None
+                if x.key != migration.from_key:
+                    continue
+                row = migration.row(x.value.decoded()) if x.value.resolved and not x.implicit else None
+                one = self._fix(ctx, x, migration.to_key, row.new) if row is not None and row.exact else None
+                if one is None:
+                    if x is w or x.range is None:
+                        return None
+                    where = f"line {x.range.line}" if x.path == ctx.path else f"{x.path}:{x.range.line}"
+                    return (f"precision_mode is also written at {where} with a value that cannot move with it "
+                            "(every write must move together, or the session would get both keys or another value)")
+                edits.extend(ed for ed in one if ed not in edits)
+                values.append(row.new)
+        if not edits:
+            return None
+        if len(values) == 1:
+            return Fix("safe", f"Migrate to {migration.to_key} = {values[0]!r}", tuple(edits))
+        return Fix("safe", f"Migrate the {len(values)} precision_mode writes of this session to {migration.to_key} "
+                   f"({', '.join(repr(v) for v in dict.fromkeys(values))})", tuple(edits))
+
+    def _fix(self, ctx, w, to_key, new_value):
+        if not fixable_here(ctx, w):
             return None
         node = w.value.source_node
         node_range = ctx.extraction.range_of(node) if node is not None and w.value.source_path == ctx.path else None
@@ -83,5 +121,4 @@ class PreferPrecisionModeV2(Rule):
             new_key = to_key  # NPURunConfig keyword
         if not new_key:
             return None
-        return Fix("safe", f"Migrate to {to_key} = {new_value!r}",
-                   (edit_for(w.key_range, new_key), edit_for(node_range, new_literal)))
+        return (edit_for(w.key_range, new_key), edit_for(node_range, new_literal))
