@@ -263,9 +263,14 @@ def test_owner_group_and_mode_are_kept(tmp_path):
     assert "tf.compat.as_bytes(" in path.read_text()
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may replace any file")
-def test_another_users_file_is_refused():  # pragma: no cover - depends on who runs the tests
-    pass
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+def test_another_users_file_is_refused(tmp_path, monkeypatch, capsys):
+    path = script(tmp_path, BYTES_AND_MIGRATION)
+    owner = path.stat().st_uid
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 4242)  # run as someone else (not root)
+    code = cli.main([str(path), "--fix", "--no-cache", "--jobs", "1"])
+    assert code == 2 and path.read_text() == BYTES_AND_MIGRATION
+    assert f"belongs to another user (uid {owner}); replacing it would change its owner" in capsys.readouterr().err
 
 
 # -- 4. counts, diffs, cache and progress ----------------------------------------------------------

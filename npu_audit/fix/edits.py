@@ -31,7 +31,9 @@ def apply_edits(text: str, edits: list[Edit]) -> tuple[str, list[Edit]]:
         a, b = offset(starts, text, e.line, e.column), offset(starts, text, e.end_line, e.end_column)
         spans.append((a, b, e))
     spans.sort(key=lambda s: (s[0], s[1]))
-    chosen, skipped, last_end = [], [], -1
+    chosen: list[tuple[int, int, Edit]] = []
+    skipped: list[Edit] = []
+    last_end = -1
     for a, b, e in spans:
         if a < last_end or (a == last_end and chosen and chosen[-1][0] == chosen[-1][1] == a):
             skipped.append(e)

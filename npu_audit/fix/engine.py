@@ -72,6 +72,12 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
 # -- selection -----------------------------------------------------------------------------------
 
 
+def fix_of(finding: Finding) -> Fix:
+    """The fix of a finding known to have one."""
+    assert finding.fix is not None
+    return finding.fix
+
+
 def _spans(fix: Fix) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return [((e.line, e.column), (e.end_line, e.end_column)) for e in fix.edits]
 
@@ -92,9 +98,9 @@ def select(findings: list[Finding], unsafe: bool = False) -> list[Finding]:
     taken: list = []
     chosen: list[Finding] = []
     for f in sorted(findings, key=Finding.sort_key):
-        if not applicable(f, unsafe) or not f.fix.edits:
+        if not applicable(f, unsafe) or not fix_of(f).edits:
             continue
-        spans = _spans(f.fix)
+        spans = _spans(fix_of(f))
         if any(_overlap(s, t) for s in spans for t in taken) or any(
                 _overlap(s, t) for i, s in enumerate(spans) for t in spans[i + 1:]):
             continue
@@ -182,7 +188,7 @@ class Fixer:
 
     def __init__(self, job, report: Optional[FileReport] = None):
         from npu_audit.knowledge.loader import load
-        from npu_audit.source import ReadProblem, decode_source, read_source
+        from npu_audit.source import ReadProblem, SourceText, decode_source, read_source
 
         self.job = job
         self.kb = load()
@@ -192,27 +198,27 @@ class Fixer:
         else:
             source = read_source(Path(job.file), job.display, job.settings.max_bytes)
         self.problem: Optional[str] = source.message if isinstance(source, ReadProblem) else None
-        self.source = None if self.problem else source
+        self.source: Optional[SourceText] = source if isinstance(source, SourceText) else None
         self.given = report
         self._start: Optional[_State] = None
-        self.analyses = 0  # re-analyses made (for tests and benchmarks)
 
     # analysis of a candidate text, with its effective configs
     def _analyze(self, text: str) -> Optional[_State]:
         from npu_audit.pipeline import analyze_file
 
+        assert self.source is not None
         try:
             data = _encode(text, self.source.encoding, self.source.has_bom)
         except UnicodeError:
             return None
-        self.analyses += 1
         report = analyze_file(replace(self.job, source_bytes=data, want_configs=True))
         report.path = self.job.display
         configs, report.configs = report.configs, []
         return _State(text, report, configs)
 
-    def start(self) -> _State:
-        if self._start is None:
+    def start(self) -> Optional[_State]:
+        """The analysis of the text as read (None when the file cannot be read or encoded)."""
+        if self._start is None and self.source is not None:
             self._start = self._analyze(self.source.text)
         return self._start
 
@@ -231,7 +237,7 @@ class Fixer:
 
     def _missing_files(self, finding: Finding) -> list[str]:
         folder = os.path.dirname(self.job.file)
-        return [rel for rel, _ in finding.fix.new_files if os.path.lexists(os.path.join(folder, rel))]
+        return [rel for rel, _ in fix_of(finding).new_files if os.path.lexists(os.path.join(folder, rel))]
 
     # -- one fix (quick fixes) ------------------------------------------------------------------
 
@@ -275,7 +281,7 @@ class Fixer:
         refused: set = set()
         offsets = _Offsets()
         for _round in range(MAX_ROUNDS):
-            todo = [f for f in state.report.findings if self._key(state.text, f) not in refused]
+            todo = [f for f in state.report.findings if not refused or self._key(state.text, f) not in refused]
             batch = select(todo, unsafe=False)
             safe_round = bool(batch)
             if not batch and unsafe:
@@ -286,23 +292,24 @@ class Fixer:
                 if self._missing_files(f):
                     refused.add(self._key(state.text, f))
                     _reject(result, Rejected(f, FILE_EXISTS, ", ".join(self._missing_files(f))))
-            batch = [f for f in batch if self._key(state.text, f) not in refused]
+            batch = [f for f in batch if not refused or self._key(state.text, f) not in refused]
             accepted, new_state = self._round(state, base, batch, safe_round, libcst_ok, result, refused)
             if not accepted:
                 continue
             starts = line_starts(state.text)
-            edits = [e for f in accepted for e in f.fix.edits]
+            edits = [e for f in accepted for e in fix_of(f).edits]
+            text, _ = apply_edits(state.text, edits)
+            after = new_state if new_state is not None and new_state.text == text else self._analyze(text)
+            if after is None:  # cannot happen: the text was encoded for the check already
+                break
             offsets.add([(offset(starts, state.text, e.line, e.column), offset(starts, state.text, e.end_line, e.end_column),
                           len(e.content)) for e in edits])
-            text, _ = apply_edits(state.text, edits)
-            state = new_state if new_state is not None and new_state.text == text else self._analyze(text)
-            if state is None:  # cannot happen: the text was encoded for the check already
-                break
+            state = after
             if not safe_round:
                 base = state  # unsafe fixes may change the configuration; later safe ones keep this one
             for f in accepted:
                 result.applied.append(f)
-                for rel, content in f.fix.new_files:
+                for rel, content in fix_of(f).new_files:
                     result.new_files.append((os.path.join(os.path.dirname(job.file), rel), content))
         if result.applied:
             result.fixed = _encode(state.text, source.encoding, source.has_bom)
@@ -331,7 +338,7 @@ class Fixer:
 
         if not batch:
             return [], None
-        text, skipped = apply_edits(state.text, [e for f in batch for e in f.fix.edits])
+        text, skipped = apply_edits(state.text, [e for f in batch for e in fix_of(f).edits])
         if not skipped and _valid_python(text, libcst_ok):
             new = self._analyze(text)
             if new is not None and (not safe or self._changed(base, new) is None):
@@ -344,7 +351,7 @@ class Fixer:
         kept_state: Optional[_State] = None
         for group in groups.values():
             candidate = kept + group
-            text, skipped = apply_edits(state.text, [e for f in candidate for e in f.fix.edits])
+            text, skipped = apply_edits(state.text, [e for f in candidate for e in fix_of(f).edits])
             reason, detail = None, ""
             new = None
             if skipped or not _valid_python(text, libcst_ok):
@@ -376,7 +383,8 @@ class Fixer:
             r = by_key.get((f.code, f.fix.message)) if f.fix is not None else None
             if r is not None and r.reason in (CHANGES_CONFIG, NOT_VALID):
                 why = f"{r.reason}: {r.detail}" if r.detail else r.reason
-                note = f"no automatic fix here: {f.fix.message[:1].lower()}{f.fix.message[1:]} {why}"
+                message = fix_of(f).message
+                note = f"no automatic fix here: {message[:1].lower()}{message[1:]} {why}"
                 f = replace(f, fix=None, hint=f"{f.hint}; {note}" if f.hint else note)
             out.append(f)
         result.remaining.findings = out
@@ -396,7 +404,7 @@ class Fixer:
             i = bisect.bisect_right(s1, off) - 1
             return i + 1, off - s1[i] + 1
 
-        remaining = {}
+        remaining: dict[str, list[Finding]] = {}
         for f in end.report.findings:
             remaining.setdefault(f.code, []).append(f)
         gone = []
