@@ -6,7 +6,7 @@ libcst builds the tree npu-audit analyses; CPython says what a syntax error is.
   (``compile(text, ..., PyCF_ONLY_AST)``, nothing is executed) is asked. If it rejects the file too, its
   ``SyntaxError`` gives the message and the exact position, and the offending construct there tells
   whether the file is Python 2 code (a hint is added). A file that libcst parses is analysed even if the
-  running interpreter rejects it (syntax newer than the interpreter: libcst reads Python 3.0 to 3.14).
+  running interpreter rejects it: it may use syntax newer than the interpreter (libcst knows later grammars).
 * **Files Python accepts but libcst cannot read.** libcst requires the indentation *text* of a block to
   extend the indentation text of the block around it, where CPython compares widths only (tabs to the
   next multiple of 8, and again with tabs as 1 column; both comparisons must agree). So a tab plus

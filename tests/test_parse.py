@@ -447,8 +447,8 @@ def test_when_libcst_still_cannot_read_it_the_message_says_python_accepts_it(mon
 
 
 def test_code_newer_than_the_interpreter_is_still_parsed(monkeypatch):
-    # libcst reads Python up to 3.14; the running CPython may be older. Its verdict counts only when
-    # libcst fails too.
+    # libcst may know a later grammar than the running CPython: CPython's verdict counts only when libcst
+    # fails too.
     monkeypatch.setattr(parse, "_cpython_verdict", lambda text: SyntaxError("invalid syntax"))
     assert isinstance(parse_module(src("match x:\n    case 1:\n        pass\n")), libcst.Module)
 
