@@ -653,6 +653,10 @@ class Engine:
         self.docs: dict[str, DocState] = {}
         self._kb = None
         self._rules_by_code = None
+        # per document: (settings and text, Fixer, quick-fix verdicts, fix-all result) of the last code-action request,
+        # so moving the cursor over an unchanged buffer does not re-run the fix engine
+        self._fixes: dict[str, tuple[str, Any, dict, list]] = {}
+
 
     @property
     def kb(self):
@@ -741,14 +745,31 @@ class Engine:
         def pos(p: dict) -> tuple[int, int]:
             return p["line"], p["character"]
 
-        fixer = None
+        cache = self._fixes.get(uri)
+        state_key = f"{self.overrides!r}\0{text}"  # a settings change makes other fixes
 
         def get_fixer():
-            nonlocal fixer
-            if fixer is None:
+            nonlocal cache
+            if cache is None or cache[0] != state_key:
                 job, _problem = self.job(uri, text, workspace_roots)
-                fixer = Fixer(job, report)
-            return fixer
+                cache = (state_key, Fixer(job, report), {}, [])
+                self._fixes[uri] = cache
+                while len(self._fixes) > 32:
+                    self._fixes.pop(next(iter(self._fixes)))
+            return cache[1]
+
+        def refused(f) -> bool:
+            fixer = get_fixer()
+            key = (f.code, f.line, f.column, f.fix)
+            if key not in cache[2]:
+                cache[2][key] = fixer.verify(f)
+            return cache[2][key] is not None
+
+        def whole_file():
+            fixer = get_fixer()
+            if not cache[3]:
+                cache[3].append(fixer.fix_all(unsafe=False))
+            return cache[3][0]
 
         asked = {(d.get("code"), pos(d["range"]["start"]), pos(d["range"]["end"])) for d in context_diagnostics}
         lo, hi = pos(rng["start"]), pos(rng["end"])
@@ -760,7 +781,7 @@ class Engine:
                 continue
             if wanted("quickfix"):
                 offered = f
-                if f.fix is not None and text is not None and get_fixer().verify(f) is not None:
+                if f.fix is not None and text is not None and refused(f):
                     offered = _replace(f, fix=None)  # the engine refuses it here
                 for action in render_lsp.code_actions(offered, report, uri, rules_by_code=self.rules_by_code):
                     actions.append(recode_ranges(action, uri, report.text, encoding))
@@ -771,7 +792,7 @@ class Engine:
             if text is None:
                 fix_all = render_lsp.fix_all_action(report, uri, rules_by_code=self.rules_by_code)
             elif any(f.fix is not None and f.fix.applicability == "safe" for f in report.findings):
-                result = get_fixer().fix_all(unsafe=False)
+                result = whole_file()
                 fix_all = None
                 if result.fixed_text is not None and result.applied:
                     folder = os.path.dirname(result.path)
