@@ -469,3 +469,28 @@ def test_language_server_refuses_fixes_the_engine_refuses(tmp_path, monkeypatch)
     fix_all = [a for a in actions if a["kind"] == "source.fixAll.npu-audit"]
     for action in fix_all:
         assert "precision_mode_v2" not in _apply_lsp(DEAD_THEN_FLAG, action["edit"]["changes"][path.as_uri()])
+
+
+def _dies_on_b(job, report, unsafe):
+    if job.file.endswith("b.py"):
+        os._exit(9)  # as the out-of-memory killer would
+    return fix_file(job, report, unsafe)
+
+
+def test_a_worker_that_dies_costs_only_its_own_file(tmp_path, monkeypatch):
+    import multiprocessing
+
+    import npu_audit.fix.engine as engine
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the faulty worker is patched in through fork")
+    monkeypatch.setattr(engine, "fix_file", _dies_on_b)
+    items = []
+    for name in ("a.py", "b.py", "c.py"):
+        path = script(tmp_path, BYTES_AND_MIGRATION, name)
+        items.append((job_for(path), None))
+    fixes = engine.fix_files(items, unsafe=False, jobs=2)
+    assert [fx.display.rsplit("/", 1)[-1] for fx in fixes] == ["a.py", "b.py", "c.py"]
+    assert fixes[0].changed and fixes[2].changed
+    assert not fixes[1].changed and fixes[1].problems == [
+        "npu-audit's worker process died while fixing this file; left unchanged"]

@@ -447,24 +447,45 @@ def _fix_one(args) -> FileFix:
 def fix_files(items: list[tuple[object, FileReport]], unsafe: bool, jobs: int = 0,
               progress: Optional[Callable[[int, int], None]] = None) -> list[FileFix]:
     """:func:`fix_file` over many files (``items``: (Job, FileReport)), in worker processes when
-    ``jobs`` (0: all cores) allows; results in the order of ``items``."""
+    ``jobs`` (0: all cores) allows; results in the order of ``items``. A worker that dies (out of
+    memory, a crash in native code) costs only its own file: the files it took down with it are fixed
+    again, each in a process of its own, and a file whose process dies again is left unchanged."""
     work = [(job, report, unsafe) for job, report in items]
     total = len(work)
+    done = 0
+    out: dict[int, FileFix] = {}
+
+    def finished(i: int, fx: FileFix) -> None:
+        nonlocal done
+        out[i] = fx
+        done += 1
+        if progress:
+            progress(done, total)
+
     if progress:
         progress(0, total)
     workers = jobs or os.cpu_count() or 1
-    out: list[FileFix] = []
     if workers > 1 and total > 1:
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
+        lost = []
         with ProcessPoolExecutor(max_workers=min(workers, total)) as pool:
-            for fx in pool.map(_fix_one, work, chunksize=1):
-                out.append(fx)
-                if progress:
-                    progress(len(out), total)
+            futures = {pool.submit(_fix_one, item): i for i, item in enumerate(work)}
+            for future in as_completed(futures):
+                try:
+                    finished(futures[future], future.result())
+                except Exception:  # noqa: BLE001 - BrokenProcessPool: a worker died
+                    lost.append(futures[future])
+        for i in sorted(lost):
+            try:
+                with ProcessPoolExecutor(max_workers=1) as alone:
+                    finished(i, alone.submit(_fix_one, work[i]).result())
+            except Exception:  # noqa: BLE001 - it died again: this file's own doing
+                job, report, _unsafe = work[i]
+                fx = FileFix(job.file, job.display, b"", b"", remaining=report)  # type: ignore[attr-defined]
+                fx.problems.append("npu-audit's worker process died while fixing this file; left unchanged")
+                finished(i, fx)
     else:
-        for item in work:
-            out.append(_fix_one(item))
-            if progress:
-                progress(len(out), total)
-    return out
+        for i, item in enumerate(work):
+            finished(i, _fix_one(item))
+    return [out[i] for i in range(total)]
