@@ -50,7 +50,6 @@ class FileFix:
     display: str
     original: bytes
     fixed: bytes
-    encoding: str = "utf-8"
     applied: list[Finding] = field(default_factory=list)  # findings whose own fix was applied
     fixed_findings: list[Finding] = field(default_factory=list)  # findings of the start that are gone
     remaining: Optional[FileReport] = None  # the re-checked report of the fixed text
@@ -271,7 +270,7 @@ class Fixer:
         if self.source is None:
             return FileFix(job.file, job.display, b"", b"", remaining=self.given, problems=[self.problem or ""])
         source = self.source
-        result = FileFix(job.file, job.display, source.raw, source.raw, encoding=source.encoding)
+        result = FileFix(job.file, job.display, source.raw, source.raw)
         start = self.start()
         if start is None:
             result.remaining = self.given
