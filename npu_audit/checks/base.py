@@ -64,6 +64,9 @@ class CheckContext:
     settings: Settings
     extraction: object = None  # npu_audit.extract.Extraction (ranges, modules)
     findings: list[Finding] = field(default_factory=list)
+    # per finding made (by id): the message before its "[may happen: ...]" suffix, the branch text and
+    # the helper calls of what it is about; run_checks merges findings that differ only by those
+    origins: dict = field(default_factory=dict)
 
     # -- iteration ----------------------------------------------------------------------------
 
@@ -133,9 +136,10 @@ class CheckContext:
         if placed is None:
             return None
         where, note = placed
+        base = message + note
         if certainty == "conditional":
             message = f"{message} [may happen: {branch}]" if branch else f"{message} [may happen on some paths]"
-        return Finding(
+        finding = Finding(
             path=self.path,
             line=where.line,
             column=where.column,
@@ -152,6 +156,8 @@ class CheckContext:
             certainty=certainty,
             tags=rule.tags,
         )
+        self.origins[id(finding)] = (finding, base, branch if certainty == "conditional" else None, tuple(calls))
+        return finding
 
     def related_write(self, w: OptionWrite, message: str) -> Optional[Related]:
         if w.range is None:
