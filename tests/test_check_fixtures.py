@@ -4,7 +4,8 @@ Each fixture is a small, realistic TensorFlow 1.x script fragment with wrong and
 side. A line where a finding must be reported ends with a comment ``# expect: CODE[, CODE...]``, for a
 multi-line statement on the line where the finding starts (findings carry 1-based lines). A trailing
 ``(may happen)`` (``# expect: NPU104 (may happen)``) says the finding is about a conditional write: it
-must be reported as conditional, with "may happen" in its message. Right forms carry no annotation.
+must be reported as conditional, with "may happen" in its message. A code may carry the severity the
+finding must have: ``# expect: NPU202:info (may happen)``. Right forms carry no annotation.
 
 For every code that appears in a fixture's annotations, the set of (line, code) of the findings must
 equal the annotated set exactly; findings of other codes are ignored (their own fixtures test them).
@@ -22,6 +23,7 @@ import tokenize
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -56,6 +58,7 @@ class Expectation:
     line: int
     codes: tuple[str, ...]
     conditional: bool  # "(may happen)"
+    severities: tuple[Optional[str], ...] = ()  # per code: "error" | "warning" | "info" | None (any)
 
 
 def rule_name_of(path: Path) -> str:
@@ -74,12 +77,14 @@ def parse_expectations(text: str) -> list[Expectation]:
         body = m.group("body").strip()
         conditional = bool(MAY.search(body))
         body = MAY.sub("", body).strip()
-        codes = tuple(c.strip() for c in body.split(","))
-        assert codes and all(re.fullmatch(r"NPU\d{3}", c) for c in codes), (
-            f"line {tok.start[0]}: malformed annotation {tok.string!r}; expected '# expect: CODE[, CODE...]'")
+        items = tuple(c.strip() for c in body.split(","))
+        assert items and all(re.fullmatch(r"NPU\d{3}(:(error|warning|info))?", c) for c in items), (
+            f"line {tok.start[0]}: malformed annotation {tok.string!r}; expected '# expect: CODE[:severity][, ...]'")
+        codes = tuple(c.partition(":")[0] for c in items)
+        severities = tuple(c.partition(":")[2] or None for c in items)
         unknown = [c for c in codes if c not in CODES]
         assert not unknown, f"line {tok.start[0]}: unknown rule code(s) {unknown} in {tok.string!r}"
-        out.append(Expectation(tok.start[0], codes, conditional))
+        out.append(Expectation(tok.start[0], codes, conditional, severities))
     return out
 
 
@@ -176,6 +181,18 @@ def test_conditional_annotations_are_conditional_findings(path):
                         f"line {e.line}: {code} is conditional; annotate it '(may happen)': {f.message}")
 
 
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_severity_annotations_match(path):
+    text, report = analyse(path.name)
+    for e in parse_expectations(text):
+        for code, severity in zip(e.codes, e.severities):
+            if severity is None:
+                continue
+            found = [f for f in report.findings if f.line == e.line and f.code == code]
+            assert found and all(f.severity == severity for f in found), (
+                f"line {e.line}: {code} should be {severity}: {[(f.severity, f.message) for f in found]}")
+
+
 def test_every_check_rule_has_a_fixture():
     names = {rule_name_of(p) for p in FIXTURE_FILES}
     for rule in all_rules():
@@ -236,7 +253,12 @@ def test_finding_positions_are_inside_the_file():
 def test_annotation_parser_reads_comments_only():
     text = ('x = "# expect: NPU101"\n'
             'y = 1  # expect: NPU101, NPU102\n'
-            'z = 2  # npu-audit: ignore  # expect: NPU004 (may happen)\n')
-    assert parse_expectations(text) == [Expectation(2, ("NPU101", "NPU102"), False), Expectation(3, ("NPU004",), True)]
+            'z = 2  # npu-audit: ignore  # expect: NPU004 (may happen)\n'
+            'w = 3  # expect: NPU202:info, NPU101 (may happen)\n')
+    assert parse_expectations(text) == [Expectation(2, ("NPU101", "NPU102"), False, (None, None)),
+                                        Expectation(3, ("NPU004",), True, (None,)),
+                                        Expectation(4, ("NPU202", "NPU101"), True, ("info", None))]
+    with pytest.raises(AssertionError):
+        parse_expectations("y = 1  # expect: NPU202:fatal\n")
     with pytest.raises(AssertionError):
         parse_expectations("y = 1  # expect: NPU9999\n")

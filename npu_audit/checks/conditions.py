@@ -58,19 +58,79 @@ def compatible(w: OptionWrite, path: set) -> bool:
     return all(arms.get(b.node_id, b.arm) == b.arm for b in w.branches)
 
 
+_TEST_TEXT: dict[int, Optional[str]] = {}
+
+
+def test_text(step) -> Optional[str]:
+    """The source text of the test an ``if`` arm depends on (whitespace normalised), or None for steps
+    that do not test an expression (loops, try, match cases)."""
+    if step.kind != "if" or step.node is None:
+        return None
+    key = id(step.node)
+    if key not in _TEST_TEXT:
+        if len(_TEST_TEXT) > 50_000:
+            _TEST_TEXT.clear()
+        try:
+            import libcst as cst
+
+            _TEST_TEXT[key] = " ".join(cst.Module([]).code_for_node(step.node).split())
+        except Exception:  # noqa: BLE001 - a node libcst cannot print is simply not matched
+            _TEST_TEXT[key] = None
+    return _TEST_TEXT[key]
+
+
+def expand(path, effective: dict[str, EffectiveOption]) -> set:
+    """``path`` plus the same arm of every other ``if`` of the entry that tests the same expression.
+
+    Scripts often repeat a guard (``if FLAGS.dump:`` before the dump switch, and again before its path):
+    the two statements are two nodes, but one run takes both arms or neither, so a branch path through
+    one of them goes through the other too."""
+    out = set(path)
+    if not out:
+        return out
+    by_text: dict[str, set] = {}
+    text_of: dict[int, str] = {}
+    for eff in effective.values():
+        for w in eff.writes:
+            for b in w.branches:
+                text = test_text(b)
+                if text is not None:
+                    by_text.setdefault(text, set()).add(b.node_id)
+                    text_of[b.node_id] = text
+    for node, arm in list(out):
+        text = text_of.get(node)
+        if text is not None:
+            out |= {(other, arm) for other in by_text[text]}
+    return out
+
+
+def consistent(path) -> bool:
+    """No branch appears in the path with two different arms (such a path is never taken)."""
+    arms: dict[int, int] = {}
+    for node, arm in path:
+        if arms.setdefault(node, arm) != arm:
+            return False
+    return True
+
+
 class OptionView:
     """The possible final values of each option of one entry, as seen from one branch path.
 
     With ``path`` (a set of (branch node, arm) pairs, e.g. the branches of the write a finding is
     about), writes on that same path count as certain and writes in other arms of its branches are
     left out; writes in unrelated branches stay possible. Without a path, every write is possible.
+    With ``strict``, only the writes on the path happen (see ``__init__``).
     """
 
     def __init__(self, effective: dict[str, EffectiveOption], path: Optional[set] = None,
-                 fields: Optional[dict[str, str]] = None):
+                 fields: Optional[dict[str, str]] = None, strict: bool = False):
         self.effective = effective
         self.path = path
         self.fields = fields or {}
+        # strict: the run that takes exactly the branches of ``path`` and no other optional branch, so
+        # writes outside the path do not happen (used to tell writes that one run takes together from
+        # writes under separate conditions)
+        self.strict = strict
 
     def _value(self, w: OptionWrite) -> Any:
         """What the adapter reads: a write with another AttrValue field reads as that field's empty value."""
@@ -83,6 +143,9 @@ class OptionView:
         eff = self.effective.get(key)
         if eff is None:
             return [ABSENT]
+        if self.strict:
+            taken = [w for w in eff.writes if _steps(w) <= (self.path or set())]
+            return [self._value(taken[-1])] if taken else [ABSENT]
         if self.path is None:
             candidates, definite = eff.candidates, eff.definitely_set
         else:
@@ -145,6 +208,12 @@ def _equal(value: Any, operand: Any) -> bool:
         n = _number(value)
         return n is not None and not isinstance(value, bool) and n == operand
     return value == operand
+
+
+def same_value(value: Any, operand: Any) -> bool:
+    """A decoded option value equals a value of the knowledge base, as conditions compare them
+    (``True`` matches ``.b = True`` and ``.i = 1``)."""
+    return _equal(value, operand)
 
 
 def _number(value: Any) -> Optional[float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from npu_audit.checks.conditions import ABSENT, OptionView, compatible, evaluate, verdict
+from npu_audit.checks.conditions import ABSENT, OptionView, compatible, consistent, evaluate, expand, verdict
 from npu_audit.extract.model import Entry, OptionWrite
 from npu_audit.knowledge.model import Condition, Relation
 
@@ -33,6 +33,9 @@ class RelationHit:
     missing: tuple[str, ...] = ()
     branch: Optional[str] = None  # the branch on which the violation happens (conditional hits)
     across_entries: bool = False  # found only on the options several NpuOptimizer entries produce together
+    # `excludes` whose options are set under separate conditions, no single path taking both: the two
+    # conditions (each described), then what they share; the combination is then only information
+    independent: Optional[tuple[str, str]] = None
 
 
 def _trigger_keys(rel: Relation) -> list[str]:
@@ -113,7 +116,7 @@ def evaluate_relations(ctx) -> list[RelationHit]:
             if rel.kind in ("gated", "overrides") and not _user_candidates(effective, rel.subject):
                 continue  # the option without effect was written by NPURunConfig itself, not by the user
             for path in _paths(rel, effective):
-                view = OptionView(effective, set(path) if path else None, fields)
+                view = OptionView(effective, expand(path, effective) if path else None, fields)
                 certainty, missing = _violation(rel, view, effective, path)
                 if certainty is None:
                     continue
@@ -122,10 +125,19 @@ def evaluate_relations(ctx) -> list[RelationHit]:
                     certainty = "conditional"
                 elif certainty == "conditional":
                     witness = _witness(rel, effective, fields) or path
+                independent = None
+                if rel.kind == "excludes" and certainty == "conditional":
+                    how, where = co_occurrence(rel, effective, fields)
+                    if how == "together" and where:
+                        witness = where
+                    elif how == "separate":
+                        independent = where
                 anchor, others = _anchor(rel, effective, path, ctx.path)
                 if anchor is not None:
-                    hits.append(RelationHit(rel, entry, anchor, others, certainty, missing,
-                                            branch=_describe(witness, effective)))
+                    hit = RelationHit(rel, entry, anchor, others, certainty, missing, branch=_describe(witness, effective))
+                    if independent is not None:
+                        _mark_independent(hit, independent, effective)
+                    hits.append(hit)
                 break
     hits.extend(_across_entries(ctx, hits, fields))
     ctx._relation_hits = hits
@@ -158,10 +170,14 @@ def _across_entries(ctx, hits: list[RelationHit], fields) -> list[RelationHit]:
             certainty, _ = _violation(rel, OptionView(merged, None, fields), merged, frozenset())
             if certainty is None:
                 continue
+            how, where = co_occurrence(rel, merged, fields) if certainty == "conditional" else ("together", None)
             anchor, others = _anchor(rel, merged, frozenset(), ctx.path)
             if anchor is not None:
                 owner = next(e for e in entries if anchor in e.writes)
-                out.append(RelationHit(rel, owner, anchor, others, certainty, across_entries=True))
+                hit = RelationHit(rel, owner, anchor, others, certainty, across_entries=True)
+                if how == "separate":
+                    _mark_independent(hit, where, merged)
+                out.append(hit)
     return out
 
 
@@ -179,10 +195,47 @@ def _all_paths(rel: Relation, effective) -> list[frozenset]:
 def _witness(rel: Relation, effective, fields) -> Optional[frozenset]:
     """A branch path on which a possible violation certainly happens (to name it in the message)."""
     for path in _all_paths(rel, effective):
-        certainty, _ = _violation(rel, OptionView(effective, set(path), fields), effective, path)
+        certainty, _ = _violation(rel, OptionView(effective, expand(path, effective), fields), effective, path)
         if certainty == "always":
             return path
     return None
+
+
+def co_occurrence(rel: Relation, effective, fields) -> tuple[str, Optional[object]]:
+    """Whether the writes that make an `excludes` combination can be taken by one run.
+
+    ``("together", path)``: one branch path (that of one of the writes, or no branch at all) holds every
+    write the combination needs: they sit in the same branch, in nested branches, or one is unconditional,
+    so whenever that path is taken the options conflict. ``("separate", (a, b))``: no such path exists,
+    but the paths of two writes under unrelated conditions do it together: the conflict happens only on a
+    run where both conditions hold (two opt-in flags, say), which the script does not tell.
+    ``("unknown", None)`` otherwise (unresolved values, three or more conditions)."""
+    paths = sorted(_all_paths(rel, effective), key=len)
+    for path in [frozenset()] + paths:
+        view = OptionView(effective, expand(path, effective), fields, strict=True)
+        if _violation(rel, view, effective, path)[0] == "always":
+            return "together", path
+    for i, a in enumerate(paths):
+        for b in paths[i + 1:]:
+            if a <= b or b <= a:
+                continue
+            union = expand(a | b, effective)
+            if not consistent(union):
+                continue  # arms of one if/else (or of two tests of the same expression): never together
+            if _violation(rel, OptionView(effective, union, fields, strict=True), effective, a | b)[0] == "always":
+                return "separate", (a, b)
+    return "unknown", None
+
+
+def _mark_independent(hit: RelationHit, pair, effective) -> None:
+    a, b = pair
+    first, second = _describe(a - b, effective), _describe(b - a, effective)
+    if first is None or second is None:
+        return
+    hit.independent = (first, second)
+    hit.certainty = "conditional"
+    common = _describe(a & b, effective)
+    hit.branch = (f"{common}; " if common else "") + f"'{first}' and '{second}' on the same run"
 
 
 def _describe(path, effective) -> Optional[str]:
@@ -194,7 +247,7 @@ def _describe(path, effective) -> Optional[str]:
             for b in w.branches:
                 if (b.node_id, b.arm) in path:
                     steps[(b.node_id, b.arm)] = b.description
-    return "; ".join(steps.values()) or None
+    return "; ".join(dict.fromkeys(steps.values())) or None
 
 
 def _user_candidates(effective, key) -> list[OptionWrite]:
@@ -213,7 +266,8 @@ def _anchor(rel: Relation, effective, path=frozenset(), here: str = "") -> tuple
         for key in order:
             user = _user_candidates(effective, key)
             if path:
-                user = [w for w in user if compatible(w, set(path))]
+                expanded = expand(path, effective)
+                user = [w for w in user if compatible(w, expanded)]
             if in_this_file:
                 user = [w for w in user if w.path == here]
             if user:

@@ -22,6 +22,12 @@ def relation_findings(rule, ctx, fix_for=None):
             message += (" (the options are set on different NpuOptimizer entries of one session config: the adapter "
                         "checks this per entry, so nothing stops it at session start)")
             severity = "warning" if severity == "error" else severity
+        if hit.independent:
+            # each option has its own condition, and no path of the script takes both: whether one run
+            # turns both on is not written in the script (two opt-in flags, say), so this is information
+            message += (" (the options are set under separate conditions: this happens only on a run where both "
+                        "hold, so make sure they are never on together)")
+            severity = "info"
         f = ctx.finding(rule, w.path, w.key_range or w.range, message, calls=w.calls, write=w,
                         severity=severity, hint=tf2.wording(ctx, w, hit.relation.hint), option=w.key, related=related,
                         certainty=hit.certainty, branch=branch, fix=fix_for(ctx, hit) if fix_for else None)

@@ -14,7 +14,10 @@ class ConflictingOptions(Rule):
         "Checks the `excludes` relations on each NPU entry: precision_mode with precision_mode_v2, "
         "enable_dump with enable_dump_debug, compile_dynamic_mode with dynamic_input or the dynamic-dims "
         "options, stream_sync_timeout not above hccl_timeout, enable_compress_weight with "
-        "compress_weight_conf, and more."
+        "compress_weight_conf, and more. Options set together on one path of the script (the same branch, "
+        "nested branches, or one of them unconditionally) are reported at the relation's severity; options "
+        "each set under its own, separate condition (two opt-in flags), which conflict only on a run that "
+        "turns both on, are reported as information naming both conditions."
     )
     why = (
         "Some combinations make the adapter refuse the session or abort the process (precision_mode with "
