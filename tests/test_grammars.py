@@ -31,6 +31,7 @@ EXPECTED_NAMES = {
     "local_device_list",
     "auto_multistream_parallel_mode",
     "comma_list",
+    "trimmed_comma_list",
     "space_list",
     "in_out_pair",
 }

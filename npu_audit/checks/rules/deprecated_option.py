@@ -47,6 +47,10 @@ class DeprecatedOption(Rule):
                 spec_kw = ctx.kb.runconfig.kwargs.get(w.kwarg)
                 if spec_kw is not None and w.value.resolved and w.value.python == spec_kw.default:
                     continue  # NPURunConfig writes this value anyway: removing the keyword changes nothing
+                if spec_kw is not None and spec_kw.written == "always":
+                    # NPUEstimator writes the key on every run whatever the keyword says: the deprecated key
+                    # is not the user's to drop, and dropping the keyword only flips it to the default
+                    continue
             instead = f"; use '{life.replacement}' instead" if life.replacement else " (no replacement is named yet)"
             message = f"'{w.key}' is deprecated in the {ctx.settings.release} release{instead}"
             if life.note:
@@ -77,7 +81,7 @@ class DeprecatedOption(Rule):
             return None
         stem = os.path.splitext(os.path.basename(ctx.path))[0]
         ini_name = f"{stem}_op_precision.ini"
-        if ctx.extraction.file_exists(os.path.join(os.path.dirname(ctx.path), ini_name)):
+        if os.path.exists(os.path.join(os.path.dirname(ctx.path), ini_name)):
             return None  # never overwrite an existing file
         content = (f"# Written by npu-audit from op_select_implmode={mode!r} and optypelist_for_implmode={types!r}\n"
                    "# (op_precision_mode ini format: docs/session-options op_precision_mode).\n"
