@@ -1,6 +1,6 @@
 from npu_audit.checks import tf2
 from npu_audit.checks.base import REACTION_TEXT, Rule, severity_for_reaction
-from npu_audit.checks.helpers import literal_subrange, reaction, switched_off
+from npu_audit.checks.helpers import literal_subrange, overwritten, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules.invalid_value import flag_note
 
@@ -40,8 +40,8 @@ class MalformedValue(Rule):
             if view is None or view.domain.kind != "grammar" or not w.value.resolved:
                 continue
             text = w.value.decoded()
-            if not isinstance(text, str):
-                continue
+            if not isinstance(text, str) or (w.via != tf2.KIND and overwritten(_entry, w)):
+                continue  # a dead write is never read (duplicate-option reports it)
             spec = ctx.spec(w.key)
             try:
                 problems = grammars.check(view.domain.grammar, text, ctx.settings.product)

@@ -1,5 +1,5 @@
 from npu_audit.checks.base import REACTION_TEXT, Rule, severity_for_reaction
-from npu_audit.checks.helpers import reaction, switched_off
+from npu_audit.checks.helpers import overwritten, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules.invalid_value import flag_note, python_type_problem
 
@@ -47,6 +47,8 @@ class OutOfRange(Rule):
                 continue  # the TF2 adapter checks only its own value lists (invalid-value)
             if w.via == "parameter_map" and w.field != view.field:
                 continue
+            if overwritten(_entry, w):
+                continue  # the session never reads this value: duplicate-option reports the dead write
             number = as_number(w.value.python)
             if number is None:
                 continue

@@ -1,10 +1,14 @@
 from npu_audit.checks.base import Rule
-from npu_audit.checks.helpers import edit_for, fixable_here
+from npu_audit.checks.helpers import edit_for, fixable_here, overwritten
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.findings import Fix
-from npu_audit.knowledge.vocabulary import WRONG_FIELD_REACTIONS
 
-EFFECT: dict[str, str] = {reaction: text.consequence for reaction, text in WRONG_FIELD_REACTIONS.items()}
+EFFECT = {
+    "reads-default": "the adapter reads .{right} and finds nothing, so the option silently keeps its default",
+    "reads-empty-invalid": "the adapter reads .{right}, finds an empty value and rejects it: the session fails to start",
+    "ignored": "the adapter only accepts .{right} for this key and silently skips it otherwise",
+    "session-error": "the adapter checks the field and fails the session with InvalidArgument",
+}
 
 
 class WrongField(Rule):
@@ -15,7 +19,8 @@ class WrongField(Rule):
     what = (
         "Reports `parameter_map[key].<field>` writes whose field is not the one the adapter reads for that "
         "key in the target release (e.g. `.s` on iterations_per_loop, `.b` on precision_mode, `.b` on "
-        "jit_compile in the current release)."
+        "jit_compile in the current release). A write that a later write of the same key replaces on every path "
+        "is never read by the session and is not judged here (duplicate-option reports it)."
     )
     why = (
         "AttrValue is a oneof: reading another field returns an empty value. Depending on the key the "
@@ -37,10 +42,12 @@ class WrongField(Rule):
              '# npu-audit-test: release=legacy\n' + PRELUDE + 'custom_op.parameter_map["jit_compile"].b = True\n')
 
     def check(self, ctx):
-        for _config, _entry, w in ctx.user_writes():
+        for _config, entry, w in ctx.user_writes():
             view = ctx.release_view(w.key)
             if view is None or w.via != "parameter_map" or w.field is None or w.field == view.field:
                 continue
+            if overwritten(entry, w):
+                continue  # the session never reads this value: duplicate-option reports the dead write
             spec = ctx.spec(w.key)
             # the adapter's field checks belong to the release whose field the option describes; where a
             # release reads another field (jit_compile in the legacy release), a wrong field just reads empty
