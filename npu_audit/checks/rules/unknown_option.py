@@ -1,9 +1,8 @@
 from npu_audit.checks import tf2
 from npu_audit.checks.base import Rule
-from npu_audit.checks.helpers import edit_for, fixable_here, requote
+from npu_audit.checks.helpers import edit_for, fixable_here, nearest, requote
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.findings import Fix
-from npu_audit.text import did_you_mean
 
 
 class UnknownOption(Rule):
@@ -16,7 +15,11 @@ class UnknownOption(Rule):
         "profiling_options fields written as keys, and keys that were removed or never existed. In TensorFlow 2 "
         "scripts, attributes set on `npu_device.global_options()` that its group does not define: typos, options "
         "in the wrong group (`global_options().enable_dump` for `global_options().dump_config.enable_dump`), "
-        "TF1-only options and options of older adapter releases (auto_tune_mode)."
+        "TF1-only options and options of older adapter releases (auto_tune_mode). A key that no adapter version "
+        "reads (rules/unread_keys.toml) is an error when the script means it to act (`enable_auto_mix_precision = "
+        "True` with no mixed-precision mode set) and a warning when it is a harmless leftover (`min_group_size`, "
+        "`master_slave_mode`, a value that asks for nothing, or what it asks for is on through the options the "
+        "adapter does read)."
     )
     why = (
         "The adapter only looks up the keys it knows and never warns about others, so a misspelt key "
@@ -47,20 +50,21 @@ class UnknownOption(Rule):
     def check(self, ctx):
         from npu_audit.knowledge.grammars import PROFILING_FIELDS
 
-        for _config, _entry, w in ctx.user_writes():
+        for config, _entry, w in ctx.user_writes():
             if w.key in ctx.kb.options or w.via != "parameter_map":
                 continue
             fix = None
+            severity = None
             unread = ctx.kb.unread_keys.get(w.key)
             if unread is not None:
-                message = f"'{w.key}' is not read by any adapter version: {unread.reason}"
-                hint = f"use '{unread.suggestion}' instead" if unread.suggestion else "remove this line"
+                message, severity, leftover = unread_message(ctx, config, w, unread)
+                hint = f"use '{unread.suggestion}' instead" if unread.suggestion and not leftover else "remove this line"
             elif w.key in PROFILING_FIELDS:
                 message = (f"'{w.key}' is a field of the profiling_options JSON, not a session option: "
                            "the adapter ignores it here")
                 hint = f"put \"{w.key}\" inside profiling_options and set profiling_mode to True"
             else:
-                guess = did_you_mean(w.key, ctx.kb.options)
+                guess = nearest(w.key, ctx.kb.options)
                 message = f"unknown option '{w.key}': the adapter ignores keys it does not read, so this setting has no effect"
                 hint = f"did you mean '{guess}'?" if guess else "check the key against `npu-audit --list-rules`"
                 if guess and fixable_here(ctx, w) and w.key_range is not None and w.key_node is not None:
@@ -68,7 +72,44 @@ class UnknownOption(Rule):
                     if new:
                         fix = Fix("unsafe", f"Rename '{w.key}' to '{guess}'", (edit_for(w.key_range, new),))
             f = ctx.finding(self, w.path, w.key_range or w.range, message, calls=w.calls, write=w, hint=hint, option=w.key,
-                            fix=fix, certainty=w.certainty, branch=w.branch_text())
+                            fix=fix, certainty=w.certainty, branch=w.branch_text(), severity=severity)
             if f:
                 yield f
         yield from tf2.unknown_options(self, ctx)
+
+
+def unread_message(ctx, config, w, unread) -> tuple[str, str, bool]:
+    """Message, severity and whether the line is a harmless leftover, for a key no adapter reads.
+
+    An error when the script meant the key to do something (any value, or one of its `active` values in
+    rules/unread_keys.toml) and what it wants is not on anyway; a warning for a leftover: a value that asks
+    for nothing, a key with no active value, or an entry that turns on what the key wants through the
+    options the adapter does read (`provided_by`)."""
+    from npu_audit.checks.conditions import OptionView, T, U, evaluate, normalise, same_value
+
+    message = f"'{w.key}' is not read by any adapter version: {unread.reason}"
+    if unread.active is None:
+        return message, "error", False
+    if not unread.active:
+        return message, "warning", True
+    if w.value.resolved and not any(same_value(normalise(w.value.python), a) for a in unread.active):
+        return message + " This value asks for nothing, so the line is a harmless leftover.", "warning", True
+    if unread.provided_by is None or unread.wants is None:
+        return message, "error", False
+    merged: dict = {}
+    for entry in config.all_entries():
+        if entry.is_npu:
+            merged.update(entry.effective())
+    release = ctx.settings.release
+    fields = {key: spec.for_release(release).field for key, spec in ctx.kb.options.items()}
+    result = evaluate(unread.provided_by, OptionView(merged, None, fields))
+    by = " or ".join(sorted(unread.provided_by.keys()))
+    wants = unread.wants
+    if result == {T}:
+        through = " and ".join(k for k in sorted(unread.provided_by.keys()) if k in merged) or by
+        return (message + f" {wants[:1].upper()}{wants[1:]} is on here anyway, through {through}: this line is a leftover.",
+                "warning", True)
+    if T in result or U in result:
+        return (message + f" Whether {wants} is on is decided by {by} alone, not by this line.", "warning", False)
+    return (message + f" The script expects {wants} from this line, but nothing in this config turns it on.",
+            "error", False)
