@@ -33,6 +33,7 @@ def _csv(values: Optional[list[str]]) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     from npu_audit import __version__
+    from npu_audit.knowledge.vocabulary import PRODUCT_IDS, RELEASES, SCENARIOS
 
     p = argparse.ArgumentParser(
         prog="npu-audit",
@@ -62,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("--list-rules", action="store_true", help="list checks and every option the adapter reads")
     kb.add_argument("--explain", metavar="NAME", help="explain a check (code or name) or an option key")
     target = p.add_argument_group("target")
-    target.add_argument("--release", help="current (default) or legacy")
-    target.add_argument("--product", help="atlas-training, atlas-inference, atlas-a2, atlas-a3 (default: none)")
-    target.add_argument("--scenario", help="training or inference (default: from graph_run_mode when certain)")
+    target.add_argument("--release", help=f"{RELEASES[0]} (default) or {' or '.join(RELEASES[1:])}")
+    target.add_argument("--product", help=f"{', '.join(PRODUCT_IDS)} (default: none)")
+    target.add_argument("--scenario", help=f"{' or '.join(SCENARIOS)} (default: from graph_run_mode when certain)")
     sel = p.add_argument_group("selection")
     sel.add_argument("--select", action="append", help="only these checks (codes, names or code prefixes; comma-separated)")
     sel.add_argument("--ignore", action="append", help="skip these checks")
@@ -111,6 +112,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def _run(args, parser) -> int:
+    from npu_audit.checks import all_rules
     from npu_audit.knowledge.loader import KnowledgeBaseError, load
     from npu_audit.settings import (
         Settings,
@@ -136,9 +138,9 @@ def _run(args, parser) -> int:
         if args.scenario:
             overrides["scenario"] = validate_scenario(args.scenario)
         if args.select:
-            overrides["select"] = validate_selectors(_csv(args.select), "--select")
+            overrides["select"] = validate_selectors(_csv(args.select), "--select", all_rules())
         if args.ignore:
-            overrides["ignore"] = validate_selectors(_csv(args.ignore), "--ignore")
+            overrides["ignore"] = validate_selectors(_csv(args.ignore), "--ignore", all_rules())
         if args.no_gitignore:
             overrides["respect_gitignore"] = False
         if args.max_file_size is not None:
@@ -172,7 +174,7 @@ def _run(args, parser) -> int:
 
     from npu_audit.pipeline import RunOptions, run
 
-    resolver = SettingsResolver(base, overrides, kb, args.isolated)
+    resolver = SettingsResolver(base, overrides, kb, args.isolated, all_rules())
     progress = _progress_bar(args)
     cache_dir = None
     if not args.no_cache:

@@ -9,21 +9,12 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from npu_audit.knowledge.model import OptionSpec
+from npu_audit.knowledge.vocabulary import INVALID_REACTIONS, WRONG_FIELD_REACTIONS
+from npu_audit.text import did_you_mean, suggestions
 
 FIELD_TEXT = {"b": ".b (bool)", "i": ".i (int)", "s": ".s (bytes)"}
-REACTIONS = {
-    "session-error": "rejected when the session starts (exception)",
-    "abort": "the process aborts (LOG(FATAL))",
-    "runtime-error": "fails later, when the graph is built or run",
-    "clamped": "clamped to the limit with a warning",
-    "unchecked": "not checked by the adapter (documented limit only)",
-}
-WRONG_FIELD = {
-    "reads-default": "setting silently lost (the adapter reads an empty value)",
-    "reads-empty-invalid": "the empty value read is rejected at session start",
-    "ignored": "the key is silently skipped",
-    "session-error": "rejected at session start (explicit field check)",
-}
+REACTIONS: dict[str, str] = {reaction: text.summary for reaction, text in INVALID_REACTIONS.items()}
+WRONG_FIELD: dict[str, str] = {reaction: text.summary for reaction, text in WRONG_FIELD_REACTIONS.items()}
 
 
 def _value(v: Any) -> str:
@@ -210,10 +201,8 @@ def find_subject(kb, rules, query: str) -> tuple[Optional[str], Any]:
     path = tf2_path(kb, q)
     if path is not None:
         return "tf2", path
-    import difflib
-
     pool = list(kb.options) + [r.name for r in rules] + [r.code for r in rules]
-    return None, difflib.get_close_matches(q, pool, n=3, cutoff=0.6)
+    return None, suggestions(q, pool)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,3 +277,68 @@ def explain_tf2_option(kb, path: str, release: str = "current", markdown: bool =
         sep = "\n---\n\n" if markdown else "\nThe parameter_map option it is passed on as:\n\n"
         text += sep + explain_option(kb, s["key"], release, markdown=markdown)
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# editor hovers
+
+
+def _md_value(v: Any) -> str:
+    return f"`{v!r}`" if isinstance(v, str) else f"`{v}`"
+
+
+def value_markdown(kb, key: str, value: str, release: str) -> str:
+    """Hover text for a value string written to option ``key``: domain, value facts, v2 mapping."""
+    spec = kb.options[key]
+    view = spec.for_release(release)
+    domain = view.domain
+    lines = [f"**{key}** = {_md_value(value)}", ""]
+    if domain.kind == "enum":
+        values = [v for v in domain.values if isinstance(v, str)]
+        same = (lambda a, b: a == b) if domain.case_sensitive else (lambda a, b: a.lower() == b.lower())
+        if any(same(value, v) for v in values):
+            lines.append(f"- valid value of `{key}` ({domain.describe()})")
+        else:
+            close = did_you_mean(value, values)
+            hint = f"; did you mean {_md_value(close)}?" if close else ""
+            lines.append(f"- **not a valid value** of `{key}`, which takes {domain.describe()}{hint}")
+    else:
+        lines.append(f"- `{key}` takes {domain.describe()}")
+    if view.default is not None and view.default == value:
+        lines.append("- this is the default")
+    fact = spec.value_fact(value)
+    if fact is not None:
+        if fact.same_as is not None:
+            lines.append(f"- same as {_md_value(fact.same_as)}")
+        if fact.preferred is not None and fact.preferred != fact.same_as:
+            lines.append(f"- prefer {_md_value(fact.preferred)}")
+        elif fact.preferred is not None:
+            lines.append(f"- prefer writing {_md_value(fact.preferred)}")
+        if fact.scenarios:
+            lines.append(f"- only for {'/'.join(fact.scenarios)}")
+        if fact.products:
+            names = [kb.products[p].name if p in kb.products else p for p in fact.products]
+            lines.append(f"- only on {', '.join(names)}")
+        if fact.releases:
+            lines.append(f"- accepted in the {'/'.join(fact.releases)} release(s) only")
+        if fact.note:
+            lines.append(f"- {fact.note}")
+    for migration in kb.migrations.values():
+        if migration.from_key != key or not migration.to_key:
+            continue
+        row = migration.row(value)
+        if row is None:
+            continue
+        if row.new is None:
+            lines.append(f"- `{migration.to_key}`: no equivalent value" + (f" — {row.note}" if row.note else ""))
+        else:
+            exact = "exact" if row.exact else "not exact"
+            note = f" — {row.note}" if row.note and not row.exact else ""
+            lines.append(f"- `{migration.to_key}`: {_md_value(row.new)} ({exact}){note}")
+    lc = view.lifecycle
+    if lc.status != "supported":
+        text = f"- `{key}` is {lc.status} in the {release} release"
+        if lc.replacement:
+            text += f"; use `{lc.replacement}`"
+        lines.append(text)
+    return "\n".join(lines).rstrip() + "\n"

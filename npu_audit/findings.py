@@ -120,11 +120,9 @@ class FileReport:
     def line_text(self, line: int) -> str:
         if self.text is None:
             return ""
-        import re
+        from npu_audit.text import split_lines
 
-        # the same line breaks as Python's tokenizer and libcst (not str.splitlines, which also
-        # breaks on \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029)
-        lines = re.split(r"\r\n|\r|\n", self.text)
+        lines = split_lines(self.text)
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import codecs
-import difflib
 import logging
 import os
 import re
@@ -37,6 +36,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+from npu_audit.explain import value_markdown
+from npu_audit.text import LINE_BREAK, split_lines, suggestions
 
 logger = logging.getLogger("npu_audit.lsp")
 
@@ -61,20 +63,11 @@ _TAG_DEPRECATED = 1
 # text, lines and position encodings
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as Python and the LSP count them (a final empty line is kept, so a
-    cursor after a trailing newline has a line)."""
-    return _LINE_BREAK.split(text)
-
-
 def line_offset(text: str, line: int) -> int:
     """Offset in ``text`` (code points) of the start of 0-based ``line``."""
     if line <= 0:
         return 0
-    for i, m in enumerate(_LINE_BREAK.finditer(text), start=1):
+    for i, m in enumerate(LINE_BREAK.finditer(text), start=1):
         if i == line:
             return m.end()
     return len(text)
@@ -156,7 +149,7 @@ _BLANK_OR_COMMENT = re.compile(r"^[ \t\f]*(?:#.*)?$")
 
 def source_encoding(text: str) -> str | None:
     """The PEP 263 coding cookie of ``text`` (first or second line), or None."""
-    lines = _LINE_BREAK.split(text, maxsplit=2)[:2]
+    lines = LINE_BREAK.split(text, maxsplit=2)[:2]
     for i, line in enumerate(lines):
         m = _CODING.match(line)
         if m:
@@ -269,13 +262,14 @@ def parse_settings(raw: Any, kb) -> tuple[dict, list[str]]:
 
 
 def _selectors(value: Any, name: str) -> tuple[str, ...]:
+    from npu_audit.checks import all_rules
     from npu_audit.settings import SettingsError, validate_selectors
 
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
         raise SettingsError(f"npu-audit.{name}: a list of check codes or names")
     # the same rule as the command line and pyproject.toml: a check that matches nothing is an error
-    return validate_selectors(tuple(v.strip() for v in items if v.strip()), f"npu-audit.{name}")
+    return validate_selectors(tuple(v.strip() for v in items if v.strip()), f"npu-audit.{name}", all_rules())
 
 
 # =============================================================================================
@@ -355,10 +349,6 @@ def runconfig_param(kb, callee: str | None, keyword: str):
     return None
 
 
-def _md_value(v: Any) -> str:
-    return f"`{v!r}`" if isinstance(v, str) else f"`{v}`"
-
-
 def key_markdown(kb, key: str, release: str) -> str:
     """Hover text for an option key (known, known-but-unread, or unknown)."""
     from npu_audit.explain import explain_option
@@ -372,7 +362,7 @@ def key_markdown(kb, key: str, release: str) -> str:
             text += f"\nUse instead: `{unread.suggestion}`\n"
         return text
     text = f"# {key}\n\n**Unknown option**: no adapter version reads this key, so the setting has no effect.\n"
-    close = difflib.get_close_matches(key, list(kb.options), n=3, cutoff=0.6)
+    close = suggestions(key, kb.options)
     if close:
         text += "\nDid you mean " + ", ".join(f"`{c}`" for c in close) + "?\n"
     return text
@@ -402,63 +392,6 @@ def param_markdown(kb, callee: str, param, release: str) -> str:
     if param.hazard:
         parts += ["", f"⚠ {param.hazard}"]
     return "\n".join(parts) + "\n"
-
-
-def value_markdown(kb, key: str, value: str, release: str) -> str:
-    """Hover text for a value string written to option ``key``: domain, value facts, v2 mapping."""
-    spec = kb.options[key]
-    view = spec.for_release(release)
-    domain = view.domain
-    lines = [f"**{key}** = {_md_value(value)}", ""]
-    if domain.kind == "enum":
-        values = [v for v in domain.values if isinstance(v, str)]
-        same = (lambda a, b: a == b) if domain.case_sensitive else (lambda a, b: a.lower() == b.lower())
-        if any(same(value, v) for v in values):
-            lines.append(f"- valid value of `{key}` ({domain.describe()})")
-        else:
-            close = difflib.get_close_matches(value, values, n=1, cutoff=0.6)
-            hint = f"; did you mean {_md_value(close[0])}?" if close else ""
-            lines.append(f"- **not a valid value** of `{key}`, which takes {domain.describe()}{hint}")
-    else:
-        lines.append(f"- `{key}` takes {domain.describe()}")
-    if view.default is not None and view.default == value:
-        lines.append("- this is the default")
-    fact = spec.value_fact(value)
-    if fact is not None:
-        if fact.same_as is not None:
-            lines.append(f"- same as {_md_value(fact.same_as)}")
-        if fact.preferred is not None and fact.preferred != fact.same_as:
-            lines.append(f"- prefer {_md_value(fact.preferred)}")
-        elif fact.preferred is not None:
-            lines.append(f"- prefer writing {_md_value(fact.preferred)}")
-        if fact.scenarios:
-            lines.append(f"- only for {'/'.join(fact.scenarios)}")
-        if fact.products:
-            names = [kb.products[p].name if p in kb.products else p for p in fact.products]
-            lines.append(f"- only on {', '.join(names)}")
-        if fact.releases:
-            lines.append(f"- accepted in the {'/'.join(fact.releases)} release(s) only")
-        if fact.note:
-            lines.append(f"- {fact.note}")
-    for migration in kb.migrations.values():
-        if migration.from_key != key or not migration.to_key:
-            continue
-        row = migration.row(value)
-        if row is None:
-            continue
-        if row.new is None:
-            lines.append(f"- `{migration.to_key}`: no equivalent value" + (f" — {row.note}" if row.note else ""))
-        else:
-            exact = "exact" if row.exact else "not exact"
-            note = f" — {row.note}" if row.note and not row.exact else ""
-            lines.append(f"- `{migration.to_key}`: {_md_value(row.new)} ({exact}){note}")
-    lc = view.lifecycle
-    if lc.status != "supported":
-        text = f"- `{key}` is {lc.status} in the {release} release"
-        if lc.replacement:
-            text += f"; use `{lc.replacement}`"
-        lines.append(text)
-    return "\n".join(lines).rstrip() + "\n"
 
 
 def hover_at(kb, release: str, text: str, line: int, col: int) -> tuple[str, Span] | None:
@@ -656,7 +589,6 @@ class Engine:
         # per document: (settings and text, Fixer, quick-fix verdicts, fix-all result) of the last code-action request,
         # so moving the cursor over an unchanged buffer does not re-run the fix engine
         self._fixes: dict[str, tuple[str, Any, dict, list]] = {}
-
 
     @property
     def kb(self):

@@ -12,9 +12,10 @@ Plain functions over text; :mod:`npu_audit.lsp_server` calls them before its par
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, Optional
+
+from npu_audit.text import suggestions
 
 _CHAIN = re.compile(r"\bglobal_options\s*\(\s*\)(?P<rest>(?:\s*\.\s*[A-Za-z_]\w*)*)")
 _PART = re.compile(r"\s*\.\s*(?P<name>[A-Za-z_]\w*)")
@@ -73,8 +74,7 @@ def _name_markdown(kb, release: str, groups: list[str], name: str) -> str:
     text = (f"# global_options().{path}\n\n**Unknown option**: `{cls}` has no option `{name}`; assigning it "
             "raises ValueError, so the script stops at that line.\n")
     elsewhere = [o.path for o in table.with_name(name) if o.exists_in(release)]
-    close = difflib.get_close_matches(name, table.members(group, release) if table.is_group(group) else [], n=3,
-                                      cutoff=0.6)
+    close = suggestions(name, table.members(group, release) if table.is_group(group) else [])
     if elsewhere:
         text += "\nIt belongs to " + ", ".join(f"`global_options().{p}`" for p in elsewhere) + ".\n"
     elif close:
@@ -97,7 +97,7 @@ def _value_markdown(kb, release: str, path: str, value: str) -> str:
         lines.append(f"- **rejected**: assigning it raises {rejection[0]} ({rejection[1]})")
     text = "\n".join(lines) + "\n"
     if option.key and option.key in kb.options:
-        from npu_audit.lsp_server import value_markdown
+        from npu_audit.explain import value_markdown
 
         text += "\n---\n\n" + value_markdown(kb, option.key, value, release)
     return text

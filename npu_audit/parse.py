@@ -55,6 +55,7 @@ from typing import Any, Callable, NamedTuple
 import libcst
 
 from npu_audit.source import SourceText
+from npu_audit.text import LINE_BREAK, line_starts
 
 __all__ = [
     "MAX_BRACKET_NESTING",
@@ -135,7 +136,6 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE,
 )
-_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
 class NestingEstimate(NamedTuple):
@@ -617,8 +617,8 @@ def normalise_indentation(text: str) -> str | None:
     """
     if "\t" not in text:
         return None
-    starts = _line_starts(text)
-    unix = _LINE_BREAK_RE.sub("\n", text)  # the same lines, whatever their line breaks
+    starts = line_starts(text)
+    unix = LINE_BREAK.sub("\n", text)  # the same lines, whatever their line breaks
     indents: list[tuple[int, int]] = []  # (0-based line, length of the indentation)
     depth = 0
     at_line_start = True
@@ -686,16 +686,12 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text
 
 
-def _line_starts(text: str) -> list[int]:
-    return [0] + [m.end() for m in _LINE_BREAK_RE.finditer(text)]
-
-
 def _line_col(text: str, offset: int) -> tuple[int, int]:
     """1-based line and character column of a character offset."""
     offset = max(0, min(offset, len(text)))
     line = 1
     line_start = 0
-    for m in _LINE_BREAK_RE.finditer(text, 0, offset):
+    for m in LINE_BREAK.finditer(text, 0, offset):
         if m.end() > offset:
             break
         line += 1
@@ -732,11 +728,11 @@ _NUMBER_CHARS_RE = re.compile(r"[0-9A-Za-z_.]*")
 
 def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
     text = source.text
-    starts = _line_starts(text)
+    starts = line_starts(text)
     line = min(max(1, err.lineno or 1), len(starts))
     begin = starts[line - 1]
     end = starts[line] if line < len(starts) else len(text)
-    line_text = _LINE_BREAK_RE.sub("", text[begin:end])
+    line_text = LINE_BREAK.sub("", text[begin:end])
     col0 = _column0(err.offset, line_text)
     message, col0 = _describe(err, line_text, col0)
     construct = _python2_construct(err.msg or "", line_text, col0)

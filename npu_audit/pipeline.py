@@ -85,7 +85,6 @@ def _analyze(job: Job) -> FileReport:
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
                                  [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs,
                                  text=source.text)
-    report.dependencies = [str(p) for p in extraction.dependencies]
     from npu_audit.extract.positions import python_ast
     from npu_audit.relevance import npu_exports
 
@@ -95,6 +94,7 @@ def _analyze(job: Job) -> FileReport:
 
         report.configs = configs_for(extraction)
     report.findings = check_extraction(extraction, settings, kb, report.text)
+    report.dependencies = [str(p) for p in extraction.dependencies]  # (checks may add files they looked for)
     if not report.findings and job.source_bytes is None:
         report.text = None  # the text is only kept to show findings; clean files travel light
     return report
@@ -131,17 +131,20 @@ def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, i
     """Settings of ``file``: those of its project (the nearest pyproject.toml with [tool.npu-audit]
     at or above it), its per-file-ignores resolved, then CLI overrides. ``cache`` keeps what was read
     between calls. Raises SettingsError when the file's project configuration is invalid."""
+    from npu_audit.checks import all_rules
+
     resolver = cache.get(SettingsResolver)
     if resolver is None:
-        resolver = cache[SettingsResolver] = SettingsResolver(base, overrides, kb, isolated)
+        resolver = cache[SettingsResolver] = SettingsResolver(base, overrides, kb, isolated, all_rules())
     return resolver.for_file(file, strict=True)
 
 
 def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, kb) -> RunReport:
+    from npu_audit.checks import all_rules
     from npu_audit.discover import discover
     from npu_audit.settings import SettingsError
 
-    resolver = options.resolver or SettingsResolver(base, overrides, kb, options.isolated)
+    resolver = options.resolver or SettingsResolver(base, overrides, kb, options.isolated, all_rules())
     files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
                                settings=resolver)
     roots = _roots(paths)

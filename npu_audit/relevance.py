@@ -20,6 +20,7 @@ import ast
 from typing import Optional
 
 from npu_audit.prefilter import may_configure_npu
+from npu_audit.text import split_lines_keepends
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -52,7 +53,7 @@ def npu_exports(tree: Optional[ast.Module], text: str) -> Optional[list[str]]:
     cannot be told (no ``ast`` of the text), meaning: any name may."""
     if tree is None:
         return None
-    lines = text.splitlines(keepends=True)
+    lines = split_lines_keepends(text)
     statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
     bound = [_bound(s) for s in statements]
     defined = set().union(*bound) if bound else set()

@@ -14,23 +14,31 @@ raises :class:`SettingsError` naming the file, the key and what is allowed.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import posixpath
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Protocol
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-RELEASES = ("current", "legacy")
-SCENARIOS = ("training", "inference")
+from npu_audit.knowledge.vocabulary import RELEASES, SCENARIOS
+from npu_audit.text import did_you_mean
+
 TABLE = "[tool.npu-audit]"
+
+
+class NamedCheck(Protocol):
+    """What settings know of a check (a ``npu_audit.checks.base.Rule``): its code and name."""
+
+    code: str
+    name: str
 
 
 class SettingsError(Exception):
@@ -155,15 +163,16 @@ def find_pyproject(start: Path) -> Optional[Path]:
         folder = parent
 
 
-def from_pyproject(path: Path, base: Settings, kb=None) -> Settings:
+def from_pyproject(path: Path, base: Settings, kb=None, rules: Optional[Iterable[NamedCheck]] = None) -> Settings:
     """``base`` updated with the [tool.npu-audit] table of ``path`` (SettingsError when invalid)."""
     table, _warning = load_table(path)
-    return from_table(table or {}, path, base, kb)
+    return from_table(table or {}, path, base, kb, rules)
 
 
-def from_table(table: dict, path, base: Settings, kb=None) -> Settings:
+def from_table(table: dict, path, base: Settings, kb=None, rules: Optional[Iterable[NamedCheck]] = None) -> Settings:
     """``base`` updated with a [tool.npu-audit] table read from ``path``; every problem of the table
-    is reported at once (SettingsError, one line each)."""
+    is reported at once (SettingsError, one line each). Product names are checked against ``kb`` and
+    check selectors against ``rules`` (``npu_audit.checks.all_rules()``), each when given."""
     config = os.path.abspath(path)
     path = shown_path(path)
     problems: list[str] = []
@@ -174,8 +183,8 @@ def from_table(table: dict, path, base: Settings, kb=None) -> Settings:
 
     for key in table:
         if key not in _ALLOWED:
-            close = difflib.get_close_matches(key, list(_ALLOWED), n=1)
-            hint = f' (did you mean "{close[0]}"?)' if close else ""
+            close = did_you_mean(key, _ALLOWED)
+            hint = f' (did you mean "{close}"?)' if close else ""
             problems.append(f"{path}: {TABLE}: unknown key {key!r}{hint}; allowed keys: {', '.join(_ALLOWED)}")
     for key, check in (("release", validate_release), ("scenario", validate_scenario)):
         if key in table:
@@ -195,7 +204,7 @@ def from_table(table: dict, path, base: Settings, kb=None) -> Settings:
                 if not checks and key == "select":
                     bad(key, "the list is empty, which would switch every check off (remove the key to run them all)")
                     continue
-                unknown = unknown_selectors(checks)
+                unknown = unknown_selectors(checks, rules) if rules is not None else []
                 if unknown:
                     problems.append(f"{path}: {TABLE} {key}: unknown check(s) {', '.join(map(repr, unknown))}; "
                                     + _CHECKS_ALLOWED)
@@ -219,7 +228,7 @@ def from_table(table: dict, path, base: Settings, kb=None) -> Settings:
                 checks = _string_list(checks_value, "per-file-ignores", bad, f"for {glob!r}: ")
                 if checks is None:
                     continue
-                unknown = unknown_selectors(checks)
+                unknown = unknown_selectors(checks, rules) if rules is not None else []
                 if unknown:
                     problems.append(f"{path}: {TABLE} per-file-ignores {glob!r}: unknown check(s) "
                                     f"{', '.join(map(repr, unknown))}; {_CHECKS_ALLOWED}")
@@ -281,19 +290,17 @@ def validate_product(value, kb, where="--product") -> str:
     return pid
 
 
-def unknown_selectors(selectors) -> list[str]:
-    """The selectors that match no check (an empty or blank one included): a selector that selects
-    nothing would silently switch checks off (``select``) or on (``ignore``)."""
-    from npu_audit.checks import all_rules
-
-    rules = all_rules()
+def unknown_selectors(selectors, rules: Iterable[NamedCheck]) -> list[str]:
+    """The selectors that match none of ``rules`` (an empty or blank one included): a selector that
+    selects nothing would silently switch checks off (``select``) or on (``ignore``)."""
+    rules = tuple(rules)
     return [s for s in selectors
             if not (s.strip().upper() == "ALL" or any(RuleFilter._matches(s, r.code, r.name) for r in rules))]
 
 
-def validate_selectors(selectors, where: str) -> tuple[str, ...]:
-    """``selectors`` (SettingsError when one of them matches no check)."""
-    unknown = unknown_selectors(selectors)
+def validate_selectors(selectors, where: str, rules: Iterable[NamedCheck]) -> tuple[str, ...]:
+    """``selectors`` (SettingsError when one of them matches none of ``rules``)."""
+    unknown = unknown_selectors(selectors, rules)
     if unknown:
         raise SettingsError(f"{where}: unknown check(s) {', '.join(map(repr, unknown))}; {_CHECKS_ALLOWED}")
     return tuple(selectors)
@@ -313,10 +320,12 @@ class SettingsResolver:
     (``errors``, ``warnings``) so that all of them can be reported together; ``for_file(...,
     strict=True)`` raises the error of the file's own project instead."""
 
-    def __init__(self, base: Settings, overrides: Optional[dict] = None, kb=None, isolated: bool = False):
+    def __init__(self, base: Settings, overrides: Optional[dict] = None, kb=None, isolated: bool = False,
+                 rules: Optional[Iterable[NamedCheck]] = None):
         self.base = base
         self.overrides = dict(overrides or {})
         self.kb = kb
+        self.rules = tuple(rules) if rules is not None else None
         self.isolated = isolated
         self.default = replace(base, **self.overrides) if self.overrides else base
         self.errors: list[str] = []
@@ -348,7 +357,7 @@ class SettingsResolver:
                 self.warnings.append(warning)
             if table is None:
                 return None
-            settings = from_table(table, path, self.base, self.kb)
+            settings = from_table(table, path, self.base, self.kb, self.rules)
         except SettingsError as exc:
             self._broken[folder] = str(exc)
             self.errors.append(str(exc))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from npu_audit.findings import Edit, Finding, Fix
+from npu_audit.text import split_lines
 
 PATTERN = re.compile(r"#\s*npu-audit:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 
@@ -90,7 +91,7 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
             s.used.add(f.code.lower())
             s.used.add(f.name.lower())
     if unused_rule is not None and enabled(unused_rule.code, unused_rule.name):
-        lines = text.splitlines()
+        lines = split_lines(text)
         for sups in table.by_line.values():
             for s in sups:
                 if s.codes is None:

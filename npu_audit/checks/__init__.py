@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from typing import cast
 
 from npu_audit.checks.base import CheckContext, Rule
 from npu_audit.findings import Finding
@@ -78,7 +79,7 @@ def _merge(ctx: CheckContext, base: str, members: list[Finding]) -> Finding:
     message = rep.message
     if rep.certainty == "conditional":
         branches = [ctx.origins[id(f)][2] if id(f) in ctx.origins else None for f in members]
-        common = _common_steps(branches) if all(branches) else None
+        common = _common_steps(cast("list[str]", branches)) if all(branches) else None
         callees = {ctx.origins[id(f)][3][-1].callee if id(f) in ctx.origins and ctx.origins[id(f)][3] else None
                    for f in members}
         if not common and len(callees) == 1 and None not in callees:
@@ -96,7 +97,7 @@ def _merge(ctx: CheckContext, base: str, members: list[Finding]) -> Finding:
         if rng is None or (call.path, rng.line, rng.column) in seen:
             continue
         seen.add((call.path, rng.line, rng.column))
-        when = f" [may happen: {origin[2]}]" if f.certainty == "conditional" and origin[2] else ""
+        when = f" [may happen: {origin[2]}]" if f.certainty == "conditional" and origin is not None and origin[2] else ""
         related.append(Related(path=call.path, line=rng.line, column=rng.column,
                                message=f"also reached through this call of {call.callee}(){when}"))
     fix = rep.fix or next((f.fix for f in members if f.fix is not None), None)

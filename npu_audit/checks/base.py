@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from npu_audit.extract.model import Entry, OptionWrite, SessionConfig
 from npu_audit.extract.positions import Range
 from npu_audit.findings import Finding, Fix, Related
+from npu_audit.knowledge.model import KnowledgeBase
+from npu_audit.knowledge.vocabulary import FATAL, INVALID_REACTIONS
 from npu_audit.settings import Settings
+
+if TYPE_CHECKING:  # (npu_audit.extract imports the interpreter: not needed to run the checks)
+    from npu_audit.extract import Extraction
 
 DOCS_URL = "https://github.com/npu-audit/npu-audit/blob/main/README.md#rules"
 
@@ -60,10 +65,11 @@ class CheckContext:
     path: str  # the file being reported on (display path)
     configs: list[SessionConfig]
     facts: list  # code facts not tied to one config
-    kb: object
+    kb: KnowledgeBase
     settings: Settings
-    extraction: object = None  # npu_audit.extract.Extraction (ranges, modules)
+    extraction: Optional[Extraction] = None  # ranges and modules of the file's analysis
     findings: list[Finding] = field(default_factory=list)
+    _relation_hits: Optional[list] = field(default=None, init=False, repr=False, compare=False)  # (relations.py)
     # per finding made (by id): the message before its "[may happen: ...]" suffix, the branch text and
     # the helper calls of what it is about; run_checks merges findings that differ only by those
     origins: dict = field(default_factory=dict)
@@ -176,13 +182,8 @@ def describe(value) -> str:
 
 
 def severity_for_reaction(reaction: str) -> str:
-    return "error" if reaction in ("session-error", "abort", "runtime-error", "script-error") else "warning"
+    return "error" if reaction in FATAL else "warning"
 
 
-REACTION_TEXT = {
-    "session-error": "the adapter rejects it and the session fails to start",
-    "abort": "the adapter aborts the whole process (LOG(FATAL))",
-    "runtime-error": "it fails when the graph is built or run on the device",
-    "clamped": "the adapter clamps it to the limit",
-    "unchecked": "the adapter passes it on unchecked, so it is not applied as documented",
-}
+#: How the adapter reacts to a bad value, as the end of a finding's message.
+REACTION_TEXT: dict[str, str] = {reaction: text.consequence for reaction, text in INVALID_REACTIONS.items()}

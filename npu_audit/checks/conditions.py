@@ -9,7 +9,7 @@ is {T, F}, and is not reported when U is possible.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from npu_audit.extract.model import EffectiveOption, OptionWrite
 from npu_audit.knowledge.model import Condition
@@ -249,8 +249,8 @@ def evaluate(cond: Condition, view: OptionView) -> set[str]:
         return {_not(a) for a in evaluate(cond.children[0], view)}
     if cond.op == "gt_key":
         out = set()
-        for left in view.alternatives(cond.key):
-            for right in view.alternatives(cond.operand):
+        for left in view.alternatives(cast(str, cond.key)):  # (gt_key names both options)
+            for right in view.alternatives(cast(str, cond.operand)):
                 if left is U or right is U:
                     out.add(U)
                 elif left is ABSENT or right is ABSENT:
@@ -259,7 +259,7 @@ def evaluate(cond: Condition, view: OptionView) -> set[str]:
                     a, b = _number(left), _number(right)
                     out.add(U if a is None or b is None else (T if a > b * cond.factor else F))
         return out
-    return {_atom(cond, value, view) for value in view.alternatives(cond.key)}
+    return {_atom(cond, value, view) for value in view.alternatives(cast(str, cond.key))}  # (atoms name one)
 
 
 def verdict(result: set[str]) -> Optional[str]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from npu_audit.extract.model import OptionWrite
 from npu_audit.extract.positions import Range
 from npu_audit.findings import Edit
+
+if TYPE_CHECKING:
+    from npu_audit.checks.base import CheckContext
 
 QUOTE_PREFIXES = ("rb", "br", "Rb", "bR", "RB", "BR", "rB", "Br", "b", "B", "r", "R", "u", "U", "f", "F")
 
@@ -28,7 +30,7 @@ def string_body_offset(node) -> Optional[int]:
     return prefix_len + len(quote)
 
 
-def literal_subrange(ctx, w: OptionWrite, start: int, end: int) -> Optional[Range]:
+def literal_subrange(ctx: CheckContext, w: OptionWrite, start: int, end: int) -> Optional[Range]:
     """Range of characters [start, end) of the decoded value inside the literal that wrote it, if the
     literal is written right here in this file; else None."""
     node, path = w.value.source_node, w.value.source_path
@@ -46,19 +48,11 @@ def value_range(w: OptionWrite) -> Optional[Range]:
     return w.value_range or w.range
 
 
-def nearest(word: str, candidates, cutoff: float = 0.75) -> Optional[str]:
-    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
-    if found:
-        return found[0]
-    lowered = {c.lower(): c for c in candidates}
-    return lowered.get(word.lower())
-
-
 def edit_for(rng: Range, content: str) -> Edit:
     return Edit(line=rng.line, column=rng.column, end_line=rng.end_line, end_column=rng.end_column, content=content)
 
 
-def fixable_here(ctx, w: OptionWrite) -> bool:
+def fixable_here(ctx: CheckContext, w: OptionWrite) -> bool:
     """A fix may edit this write: it is in this file, written directly (not inside a helper called
     from elsewhere) and not implicit."""
     return w.path == ctx.path and not w.implicit and w.range is not None
@@ -81,12 +75,13 @@ def requote(old_literal: str, new_value: str) -> Optional[str]:
     return f"{prefix}{quote}{new_value}{quote}"
 
 
-def delete_statement(ctx, w: OptionWrite):
+def delete_statement(ctx: CheckContext, w: OptionWrite) -> Optional[Edit]:
     """An edit deleting the whole line of a write's statement, when the statement is alone on its
     line(s) and written directly in this file; else None."""
     from npu_audit.findings import Edit
 
-    if not fixable_here(ctx, w) or w.stmt_node is None or len(getattr(w.stmt_node, "body", ())) != 1:
+    if (not fixable_here(ctx, w) or w.stmt_node is None or len(getattr(w.stmt_node, "body", ())) != 1
+            or ctx.extraction is None):
         return None
     rng = ctx.extraction.range_of(w.stmt_node)
     if rng is None:
@@ -114,7 +109,7 @@ def value_is_the_literal(w: OptionWrite) -> bool:
         return False
 
 
-def switched_off(ctx, entry, key: str) -> bool:
+def switched_off(ctx: CheckContext, entry, key: str) -> bool:
     """The adapter does not read ``key`` in this entry on any path (a certain `gated` relation hit):
     a bad value there is latent, not an immediate failure."""
     from npu_audit.checks.relations import evaluate_relations

@@ -8,11 +8,14 @@ options NPURunConfig writes by itself are never blamed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, cast
 
 from npu_audit.checks.conditions import ABSENT, OptionView, compatible, consistent, evaluate, expand, verdict
 from npu_audit.extract.model import Entry, OptionWrite
 from npu_audit.knowledge.model import Condition, Relation
+
+if TYPE_CHECKING:
+    from npu_audit.checks.base import CheckContext
 
 KIND_TO_RULE = {
     "requires": "missing-companion",
@@ -75,20 +78,20 @@ def _violation(rel: Relation, view: OptionView, effective, path) -> tuple[Option
         certain = [k for k in present if ABSENT_NOT_POSSIBLE(k, view)]
         return ("always" if certain else "conditional"), tuple(absent)
     if rel.kind == "requires":
-        result = evaluate(rel.when, view)
-        need = evaluate(rel.require, view)
+        result = evaluate(cast(Condition, rel.when), view)  # (every kind but "together" has a condition)
+        need = evaluate(cast(Condition, rel.require), view)
         combined = {("T" if a == "T" and b == "F" else ("U" if "U" in (a, b) else "F")) for a in result for b in need}
         return verdict(combined), missing
     if rel.kind == "gated":
         if rel.subject not in effective:
             return None, ()
-        result = evaluate(rel.when, view)
+        result = evaluate(cast(Condition, rel.when), view)
         subject_set = evaluate(Condition(op="set", key=rel.subject), view)
         combined = {("T" if s == "T" and r == "F" else ("U" if "U" in (s, r) else "F")) for s in subject_set for r in result}
         return verdict(combined), missing
     if rel.kind == "overrides" and rel.subject not in effective:
         return None, ()
-    return verdict(evaluate(rel.when, view)), missing
+    return verdict(evaluate(cast(Condition, rel.when), view)), missing
 
 
 def evaluate_kinds(key: str, view: OptionView) -> set:
@@ -99,7 +102,7 @@ def ABSENT_NOT_POSSIBLE(key: str, view: OptionView) -> bool:  # noqa: N802 - rea
     return ABSENT not in view.alternatives(key)
 
 
-def evaluate_relations(ctx) -> list[RelationHit]:
+def evaluate_relations(ctx: CheckContext) -> list[RelationHit]:
     cached = getattr(ctx, "_relation_hits", None)
     if cached is not None:
         return cached
@@ -129,7 +132,7 @@ def evaluate_relations(ctx) -> list[RelationHit]:
                 if rel.kind == "excludes" and certainty == "conditional":
                     how, where = co_occurrence(rel, effective, fields)
                     if how == "together" and where:
-                        witness = where
+                        witness = cast(frozenset, where)  # (a branch path)
                     elif how == "separate":
                         independent = where
                 anchor, others = _anchor(rel, effective, path, ctx.path)

@@ -18,9 +18,10 @@ from typing import Any, Optional
 import libcst as cst
 
 from npu_audit.checks.base import describe
-from npu_audit.checks.helpers import edit_for, fixable_here, nearest
+from npu_audit.checks.helpers import edit_for, fixable_here
 from npu_audit.extract.tf2 import KIND
 from npu_audit.findings import Finding, Fix, Related
+from npu_audit.text import did_you_mean
 
 #: The start of the TF2 examples of the rules (Rule.valid / Rule.invalid).
 PRELUDE = "import npu_device as npu\n\n"
@@ -103,7 +104,7 @@ def unknown_options(rule, ctx) -> Iterator[Finding]:
         elif not table.is_group(group):
             known, _, missing = _known_prefix(table, group)
             cls = table.groups[known].cls
-            guess = nearest(missing, [m for m in table.members(known, release) if table.is_group(_join(known, m))])
+            guess = did_you_mean(missing, [m for m in table.members(known, release) if table.is_group(_join(known, m))])
             message = (f"global_options() has no group '{_join(known, missing)}': reading it raises AttributeError "
                        f"({cls} has no attribute {missing}), so the script stops here")
             hint = f"did you mean '{_join(known, guess)}'?" if guess else f"the groups of {cls}: " + (
@@ -114,7 +115,7 @@ def unknown_options(rule, ctx) -> Iterator[Finding]:
             members = table.members(group, release)
             elsewhere = [o for o in table.with_name(name) if o.exists_in(release) and o.group != group]
             tf1 = ctx.kb.options.get(name)
-            guess = nearest(name, members)
+            guess = did_you_mean(name, members)
             if elsewhere:
                 right = elsewhere[0].path
                 message = (f"'{name}' is not an option of {_where(group)}: it belongs to "
@@ -220,7 +221,7 @@ def invalid_values(rule, ctx) -> Iterator[Finding]:
         if meant is not _NONE:
             hint = f"write {_literal(meant)}"
         else:
-            guess = nearest(str(value), [str(a) for a in allowed], cutoff=0.6)
+            guess = did_you_mean(str(value), [str(a) for a in allowed])
             hint = f"did you mean {guess!r}?" if guess else f"write one of {choices}"
         fix = None
         if (meant is not _NONE and fixable_here(ctx, w) and w.value.origin == "literal"
@@ -242,7 +243,7 @@ def _describe(value: Any) -> str:
 def _meant(value: Any, allowed: tuple) -> Any:
     """The accepted value a rejected one obviously stands for ("True" for True, "1" for 1, 0 for "0",
     b"x" for "x"), or _NONE."""
-    candidates = []
+    candidates: list = []
     if isinstance(value, bytes):
         try:
             candidates.append(value.decode("utf-8"))

@@ -19,6 +19,7 @@ from npu_audit.extract.interpreter import Interpreter
 from npu_audit.extract.model import CodeFact, SessionConfig
 from npu_audit.extract.positions import Range, statement_ranges
 from npu_audit.extract.project import ModuleState, Project
+from npu_audit.knowledge.model import KnowledgeBase
 
 
 @dataclass
@@ -30,10 +31,19 @@ class Extraction:
     facts: list[CodeFact]  # code facts not tied to a config (NPUOptimizer(...), unlinked set_iteration_per_loop)
     modules: dict[str, ModuleState] = field(default_factory=dict)  # display path -> module (for fixes)
     dependencies: list[Path] = field(default_factory=list)  # other files read
-    ranges: dict = field(default_factory=dict)  # id(node) -> Range for every node positioned
+    ranges: dict[int, Range] = field(default_factory=dict)  # id(node) -> Range for every node positioned
 
     def range_of(self, node) -> Optional[Range]:
         return self.ranges.get(id(node)) if node is not None else None
+
+    def file_exists(self, path: str) -> bool:
+        """Whether a file exists at ``path``. Checks ask here rather than the file system: the path becomes a
+        dependency of the file's result, so the result cache reuses it only while the path still exists (or
+        still does not), and the language server re-analyses when it is saved."""
+        found = Path(os.path.abspath(path))
+        if found not in self.dependencies:
+            self.dependencies.append(found)
+        return found.exists()
 
 
 # Helper modules parsed in this process, reused by every script that imports them (libcst trees are
@@ -95,7 +105,7 @@ def extract_configs(
     file: Path,
     module: cst.Module,
     raw: bytes,
-    kb,
+    kb: KnowledgeBase,
     roots: list[Path],
     max_bytes: int = 10 * 1024 * 1024,
     all_positions: bool = False,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, cast
 
 import libcst as cst
 
@@ -51,6 +51,8 @@ from npu_audit.extract.symbols import (
     to_python,
 )
 from npu_audit.extract.tf2 import OptionsRef, Tf2Extractor
+from npu_audit.knowledge.model import KnowledgeBase
+from npu_audit.text import split_lines_keepends
 
 MAX_CALL_DEPTH = 12
 MAX_UNROLL = 64
@@ -126,7 +128,7 @@ class Frame:
 
 
 class Interpreter:
-    def __init__(self, project: Project, kb):
+    def __init__(self, project: Project, kb: KnowledgeBase):
         self.project = project
         self.kb = kb
         self.configs: list[SessionConfig] = []
@@ -235,7 +237,7 @@ class Interpreter:
             if stmt.orelse is not None:
                 self._branch(frame, stmt, 1, "loop", False, "else of while", None,
                              lambda: self.exec_block(self._suite(stmt.orelse.body), frame))
-        elif isinstance(stmt, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
             self._branch(frame, stmt, 0, "try", False, "inside try", None,
                          lambda: self.exec_block(self._suite(stmt.body), frame))
             for i, handler in enumerate(stmt.handlers):
@@ -277,8 +279,9 @@ class Interpreter:
         self.bind(stmt.name.value, cls, frame)
         if frame.locals is None:
             frame.module.classes.append(cls)
-        class_frame = Frame(module=frame.module, locals={}, branches=list(frame.branches), calls=frame.calls,
-                            top=frame.top, stmts=frame.stmts)
+        class_locals: dict[str, Binding] = {}
+        class_frame = Frame(module=frame.module, locals=class_locals, branches=list(frame.branches),
+                            calls=frame.calls, top=frame.top, stmts=frame.stmts)
         for item in self._suite(stmt.body):
             if isinstance(item, cst.FunctionDef):
                 fn = FunctionRef(item, frame.module, owner=cls, qualname=f"{stmt.name.value}.{item.name.value}")
@@ -288,7 +291,7 @@ class Interpreter:
                     frame.module.functions.append(fn)
             else:
                 self.exec_stmt(item, class_frame)
-        for name, binding in class_frame.locals.items():
+        for name, binding in class_locals.items():
             cls.attrs.setdefault(name, binding.sym)
 
     def _branch(self, frame, node, arm, kind, has_else, description, test, run) -> None:
@@ -315,12 +318,13 @@ class Interpreter:
         if verdict is not False:
             self._branch(frame, stmt, 0, "if", has_else, f"if {test_text}", stmt.test,
                          lambda: self.exec_block(self._suite(stmt.body), frame))
-        if stmt.orelse is None:
+        orelse = stmt.orelse
+        if orelse is None:
             return
-        if isinstance(stmt.orelse, cst.If):
-            run = lambda: self.exec_if(stmt.orelse, frame)  # noqa: E731
+        if isinstance(orelse, cst.If):
+            run = lambda: self.exec_if(orelse, frame)  # noqa: E731
         else:
-            run = lambda: self.exec_block(self._suite(stmt.orelse.body), frame)  # noqa: E731
+            run = lambda: self.exec_block(self._suite(orelse.body), frame)  # noqa: E731
         if verdict is False:
             run()
         else:
@@ -648,12 +652,7 @@ class Interpreter:
     # expressions
 
     def _code(self, node, frame: Frame) -> str:
-        if node is None:
-            return ""
-        try:
-            return frame.module.module.code_for_node(node).strip()
-        except Exception:  # pragma: no cover - code generation of a parsed node should not fail
-            return ""
+        return frame.module.code(node)
 
     def _short(self, node, frame: Frame, limit: int = 60) -> str:
         text = " ".join(self._code(node, frame).split())
@@ -678,13 +677,14 @@ class Interpreter:
             left, right = self.force(self._eval(node.left, frame), frame), self.force(self._eval(node.right, frame), frame)
             lv, rv = to_python(left), to_python(right)
             if isinstance(lv, (str, bytes)) and type(lv) is type(rv):
-                return Const(lv + rv, origin=origin_of(left, right))
+                return Const(lv + rv, origin=origin_of(left, right))  # type: ignore[operator]  # (same type)
             return UNKNOWN
         if isinstance(node, cst.FormattedString):
             return self._fstring(node, frame)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             try:
                 text = node.value
+                number: Any
                 if isinstance(node, cst.Integer):
                     number = int(text, 0) if not (len(text) > 1 and text[0] == "0" and text[1].isdigit()) else int(text)
                 elif isinstance(node, cst.Float):
@@ -790,10 +790,11 @@ class Interpreter:
 
     def _fstring(self, node: cst.FormattedString, frame: Frame) -> Sym:
         pieces, syms = [], []
-        for part in node.parts:
-            if isinstance(part, cst.FormattedStringText):
-                pieces.append(part.value)
+        for item in node.parts:
+            if isinstance(item, cst.FormattedStringText):
+                pieces.append(item.value)
                 continue
+            part = cast(cst.FormattedStringExpression, item)  # (the only other kind of part)
             sym = self.force(self._eval(part.expression, frame), frame)
             value = to_python(sym)
             if value is UNRESOLVED:
@@ -974,7 +975,7 @@ class Interpreter:
             # an object we did not see being created (a parameter, an unknown global):
             # if it is used like a ConfigProto or an optimizer entry, treat it as one.
             return self._implicit_from_name(base.name, attr, node, frame)
-        if isinstance(base, Unknown) and base.owner is not None:
+        if isinstance(base, Unknown) and base.owner is not None and base.attr is not None:
             # the same for `self.config` when the class never assigns it in the code read
             made = self._make_implicit(attr, node, frame, variable=f"self.{base.attr}")
             if made is not None:
@@ -999,7 +1000,7 @@ class Interpreter:
             config = self.new_config("unknown", node, frame, variable=variable)
             path = {"graph_options": (), "rewrite_options": ("graph_options",),
                     "custom_optimizers": ("graph_options", "rewrite_options")}[attr]
-            obj = ConfigRef(config=config, path=path)
+            obj: Sym = ConfigRef(config=config, path=path)
             return obj, ConfigRef(config=config, path=path + (attr,))
         if attr == "parameter_map":
             config = self.new_config("unknown", node, frame, variable=None)
@@ -1176,9 +1177,10 @@ class Interpreter:
             self._inlined.add(id(node))
             self.project.add_call_edge(str(frame.module.file), str(fn.module.file))
         calls = frame.calls + ((CallSite(frame.module.display, call, fn.qualname),) if call is not None else ())
+        inner_locals: dict[str, Binding] = {}
         inner = Frame(
             module=fn.module,
-            locals={},
+            locals=inner_locals,
             branches=list(frame.branches) if not standalone else [],
             calls=calls if not standalone else (),
             function=fn,
@@ -1208,7 +1210,7 @@ class Interpreter:
                     sym = Unknown(name=name)  # `param=None` in a helper nobody calls: "optional", not None
             else:
                 sym = Unknown(name=name)
-            inner.locals[name] = Binding(sym, inner.branch_key())
+            inner_locals[name] = Binding(sym, inner.branch_key())
         for param in params.kwonly_params:
             name = param.name.value
             if name in kwargs:
@@ -1217,10 +1219,10 @@ class Interpreter:
                 sym = self._eval(param.default, default_frame)
             else:
                 sym = Unknown(name=name)
-            inner.locals[name] = Binding(sym, inner.branch_key())
+            inner_locals[name] = Binding(sym, inner.branch_key())
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
-                inner.locals[star.name.value] = Binding(UNKNOWN, inner.branch_key())
+                inner_locals[star.name.value] = Binding(UNKNOWN, inner.branch_key())
         self._active.append(id(node))
         try:
             self.exec_block(self._suite(node.body), inner)
@@ -1273,11 +1275,11 @@ class Interpreter:
         if last == "NPURunConfig":
             positional, keywords = self._args(call, frame)
             config = self.new_config("NPURunConfig", call, frame)
-            rc.build_runconfig(self, config, positional, keywords, call, frame)
+            rc.build_runconfig(self.kb, config, positional, keywords, call, frame)
             return RunConfigRef(config=config)
         if last in rc.config_object_names(self.kb):
             positional, keywords = self._args(call, frame)
-            return rc.build_config_object(self, last, positional, keywords, call, frame)
+            return rc.build_config_object(self.kb, last, positional, keywords, call, frame)
         if last in AS_BYTES:
             return self._convert(call, frame, "bytes")
         if last in AS_STR:
@@ -1368,6 +1370,7 @@ class Interpreter:
             encoding = to_python(positional[1][0])
         if "encoding" in keywords and isinstance(to_python(keywords["encoding"][0]), str):
             encoding = to_python(keywords["encoding"][0])
+        result: Any
         try:
             if to == "bytes":
                 if isinstance(value, bytes):
@@ -1455,7 +1458,7 @@ def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
     cst_defs = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     if len(ast_defs) != len(cst_defs) or any(a.name != c.name.value for a, c in zip(ast_defs, cst_defs)):
         return None
-    lines = text.splitlines(keepends=True)
+    lines = split_lines_keepends(text)
     relevant = set()
     for a in ast_defs:
         first = min([a.lineno] + [d.lineno for d in a.decorator_list])

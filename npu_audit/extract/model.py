@@ -183,7 +183,7 @@ class Entry:
     def add_write(self, write: OptionWrite) -> None:
         write.index = len(self.writes)
         self.writes.append(write)
-        self._effective_cache = None
+        self._effective_cache: Optional[tuple[int, dict[str, EffectiveOption]]] = None
 
     def effective(self) -> dict[str, EffectiveOption]:
         """The effective option set (computed once per set of writes)."""

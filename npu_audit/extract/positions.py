@@ -9,14 +9,17 @@ lines, 0-based columns in characters, end exclusive.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import ast
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional
+from typing import Optional, Union
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+
+from npu_audit.text import line_starts
 
 
 @dataclass(frozen=True)
@@ -144,9 +147,10 @@ def _blocks(node) -> list:
         block(node.body, ("body",))
         if node.orelse is not None:
             block(node.orelse.body, ("orelse",))
-    elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+    elif isinstance(node, (cst.Try, cst.TryStar)):
         block(node.body, ("body",))
-        for i, handler in enumerate(node.handlers):
+        handlers: Sequence[Union[cst.ExceptHandler, cst.ExceptStarHandler]] = node.handlers
+        for i, handler in enumerate(handlers):
             block(handler.body, ("handlers", i, "body"))
         if node.orelse is not None:
             block(node.orelse.body, ("orelse",))
@@ -171,7 +175,7 @@ def _ast_index(stmts: list, i: int) -> int:
     return j
 
 
-def _locate(path: tuple, module: cst.Module, tree) -> Optional[object]:
+def _locate(path: tuple, module: cst.Module, tree) -> Optional[ast.stmt]:
     """The ast statement for the innermost libcst statement of ``path`` (outermost first)."""
     stmts, ast_stmts = list(module.body), tree.body
     node = None
@@ -203,8 +207,6 @@ def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cs
     nodes (``tops`` maps id(node) -> its enclosing statements, outermost first), placed at the line and
     indentation CPython's ``ast`` gives them. Every generated statement is compared with the source
     text; on any doubt the whole module is code-generated instead."""
-    import re
-
     nodes = [n for n in nodes if n is not None]
     if not nodes:
         return {}
@@ -221,7 +223,7 @@ def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cs
     tree = python_ast(text)
     if tree is None:
         return node_ranges(module, nodes)
-    line_offsets = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    line_offsets = line_starts(text)
     out: dict[int, Range] = {}
     for key, path in groups.items():
         stmt = path[-1]

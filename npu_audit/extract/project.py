@@ -35,6 +35,15 @@ class ModuleState:
     executed: bool = False
     executing: bool = False
 
+    def code(self, node: Optional[cst.CSTNode]) -> str:
+        """The source of ``node`` (a node of this module), stripped; "" for None."""
+        if node is None:
+            return ""
+        try:
+            return self.module.code_for_node(node).strip()
+        except Exception:  # pragma: no cover - code generation of a parsed node should not fail
+            return ""
+
 
 class Project:
     """Resolves imports to files below the analysis roots and loads them on demand."""

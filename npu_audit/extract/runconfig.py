@@ -7,14 +7,23 @@ are marked ``implicit``: they explain what runs, and checks never blame the user
 
 from __future__ import annotations
 
-import difflib
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from npu_audit.extract.model import Entry, Hazard, OptionWrite, Value
+from npu_audit.extract.model import BranchStep, CallSite, Entry, Hazard, OptionWrite, Value
+from npu_audit.extract.project import ModuleState
 from npu_audit.extract.symbols import ConfigObjectRef, ConfigRef, Const, Sym, make_value, to_python
+from npu_audit.knowledge.model import KnowledgeBase
+from npu_audit.text import did_you_mean
 
-if TYPE_CHECKING:  # pragma: no cover
-    from npu_audit.extract.interpreter import Frame, Interpreter
+
+class Frame(Protocol):
+    """What this module reads of the interpreter's frame (``extract.interpreter.Frame``): where the
+    call is, on which branch, through which calls."""
+
+    module: ModuleState
+    branches: list[BranchStep]
+    calls: tuple[CallSite, ...]
+
 
 def config_object_names(kb):
     """Names of the config-object classes NPURunConfig takes (DumpConfig, ...)."""
@@ -25,8 +34,8 @@ def _default_value(default, text: str) -> Value:
     return Value(python=default, origin="resolved", text=text)
 
 
-def build_config_object(interp: Interpreter, cls: str, positional, keywords, call, frame: Frame) -> Sym:
-    spec = interp.kb.runconfig.objects[cls]
+def build_config_object(kb: KnowledgeBase, cls: str, positional, keywords, call, frame: Frame) -> Sym:
+    spec = kb.runconfig.objects[cls]
     names = [p.name for p in spec.params]
     args = {}
     for i, (sym, node, arg) in enumerate(positional):
@@ -69,8 +78,7 @@ def _hazard(entry: Entry, hid: str, message: str, node, frame: Frame, option=Non
     )
 
 
-def build_runconfig(interp: Interpreter, config, positional, keywords, call, frame: Frame) -> None:
-    kb = interp.kb
+def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame: Frame) -> None:
     model = kb.runconfig
     entry = Entry(kind="npurunconfig", path=frame.module.display, node=call, calls=frame.calls,
                   name=Value(python="NpuOptimizer", origin="resolved", text="NPURunConfig"))
@@ -82,8 +90,8 @@ def build_runconfig(interp: Interpreter, config, positional, keywords, call, fra
     for name, (sym, node, arg) in keywords.items():
         spec = model.kwargs.get(name)
         if spec is None:
-            close = difflib.get_close_matches(name, list(model.kwargs), n=1, cutoff=0.75)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            close = did_you_mean(name, model.kwargs)
+            hint = f"; did you mean '{close}'?" if close else ""
             _hazard(entry, "unknown-runconfig-keyword",
                     f"NPURunConfig has no keyword '{name}': the script fails with TypeError when it builds the config{hint}",
                     arg, frame)
@@ -93,11 +101,11 @@ def build_runconfig(interp: Interpreter, config, positional, keywords, call, fra
                     arg, frame, option=spec.key)
             continue
         if spec.object:
-            _expand_object(interp, entry, spec, sym, node, arg, frame, call)
+            _expand_object(kb, entry, spec, sym, node, arg, frame, call)
             continue
         if not spec.key or spec.written == "never":
             continue
-        value = make_value(sym, interp._code(node, frame))
+        value = make_value(sym, frame.module.code(node))
         if value.resolved and value.python is None and spec.written in ("if-not-none", "conditional"):
             continue
         _write(entry, spec.key, spec.field, value, frame, via="NPURunConfig", kwarg=name, target=arg,
@@ -123,8 +131,8 @@ def build_runconfig(interp: Interpreter, config, positional, keywords, call, fra
                    via="implicit", kwarg=None, target=None, value_node=None, implicit=True, stmt=call)
 
 
-def _expand_object(interp: Interpreter, entry: Entry, spec, sym, node, arg, frame: Frame, call) -> None:
-    model = interp.kb.runconfig
+def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame: Frame, call) -> None:
+    model = kb.runconfig
     if not isinstance(sym, ConfigObjectRef):
         v = to_python(sym)
         if v is None and isinstance(sym, Const):
@@ -138,12 +146,12 @@ def _expand_object(interp: Interpreter, entry: Entry, spec, sym, node, arg, fram
                 f"{spec.name} expects a {spec.object}, got {sym.cls}: NPURunConfig raises when it checks the type", arg, frame)
         return
     for k, arg_node, names in getattr(sym, "unknown_keywords", []):
-        close = difflib.get_close_matches(k, names, n=1, cutoff=0.75)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
+        close = did_you_mean(k, names)
+        hint = f"; did you mean '{close}'?" if close else ""
         _hazard(entry, "unknown-runconfig-keyword",
                 f"{sym.cls} has no keyword '{k}': the script fails with TypeError{hint}", arg_node, frame)
     given = {name: triple for name, triple in sym.args.items()}
-    values = {p.name: (make_value(given[p.name][0], interp._code(given[p.name][1], frame)) if p.name in given
+    values = {p.name: (make_value(given[p.name][0], frame.module.code(given[p.name][1])) if p.name in given
                        else _default_value(p.default, f"{sym.cls} default")) for p in obj.params}
 
     def is_none(name):

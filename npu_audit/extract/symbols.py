@@ -31,7 +31,7 @@ class Unknown(Sym):
 
     name: Optional[str] = None
     why: str = ""
-    owner: Optional[Sym] = None  # for `obj.attr` never assigned: the object (InstanceRef) and the attribute
+    owner: Optional[InstanceRef] = None  # for `obj.attr` never assigned: the object and the attribute
     attr: Optional[str] = None
 
 

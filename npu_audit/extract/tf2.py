@@ -125,6 +125,7 @@ class Tf2Extractor:
             via=KIND,
             option_path=path,
         )
+        assert self.entry is not None  # (made by _config)
         self.entry.add_write(write)
         scope = _scope(frame)
         for op, op_scope in self._opens:

@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from npu_audit.findings import Edit
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def line_starts(text: str) -> list[int]:
-    """Offset of the first character of each line (the same line breaks as libcst: \\r\\n, \\r, \\n)."""
-    starts = [0]
-    for m in _LINE_BREAK.finditer(text):
-        starts.append(m.end())
-    return starts
+from npu_audit.text import line_starts
 
 
 def offset(starts: list[int], text: str, line: int, column: int) -> int:

@@ -23,17 +23,19 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from npu_audit.knowledge.model import KnowledgeBase
+
 _INT = re.compile(r"[+-]?\d+")
 
 Signature = tuple
 
 
-def _field(kb, release: str, key: str) -> Optional[str]:
+def _field(kb: KnowledgeBase, release: str, key: str) -> Optional[str]:
     spec = kb.options.get(key)
     return spec.for_release(release).field if spec is not None else None
 
 
-def canonical_value(kb, release: str, key: str, value: Any, type_name: Optional[str]) -> tuple:
+def canonical_value(kb: KnowledgeBase, release: str, key: str, value: Any, type_name: Optional[str]) -> tuple:
     """What the adapter gets for ``key`` from a value of this JSON type, as a comparable tuple."""
     if type_name is None:
         return ("unresolved",)
@@ -73,10 +75,10 @@ def _engine_names(migration, value: str) -> str:
     return ",".join(items)
 
 
-def _canonical_option(kb, release: str, key: str, option: dict) -> tuple:
+def _canonical_option(kb: KnowledgeBase, release: str, key: str, option: dict) -> tuple:
     """(canonical key, sorted canonical values that can be final, set on every path)."""
     values = [canonical_value(kb, release, key, p.get("value"), p.get("type")) for p in option.get("possible_values", ())]
-    out_key = key
+    out_key: Optional[str] = key
     migration = kb.migrations.get("precision_mode_v2") if release == "current" else None
     if migration is not None and key == migration.from_key and values:
         moved = []
@@ -90,7 +92,7 @@ def _canonical_option(kb, release: str, key: str, option: dict) -> tuple:
     return (out_key, tuple(sorted(set(values), key=repr)), bool(option.get("set_on_every_path")))
 
 
-def _options_signature(kb, release: str, options: dict) -> tuple:
+def _options_signature(kb: KnowledgeBase, release: str, options: dict) -> tuple:
     return tuple(sorted((_canonical_option(kb, release, k, o) for k, o in options.items()), key=repr))
 
 
@@ -111,7 +113,7 @@ def _merged(entries: list[dict]) -> dict:
     return merged
 
 
-def signature(configs: list[dict], kb, release: str) -> Signature:
+def signature(configs: list[dict], kb: KnowledgeBase, release: str) -> Signature:
     """The comparable effective configuration of a file's configs (``--show-config`` JSON dicts)."""
     out = []
     for config in configs:
@@ -127,7 +129,7 @@ def signature(configs: list[dict], kb, release: str) -> Signature:
     return tuple(out)
 
 
-def describe_change(before: list[dict], after: list[dict], kb, release: str) -> str:
+def describe_change(before: list[dict], after: list[dict], kb: KnowledgeBase, release: str) -> str:
     """A short account of the first difference between two files' configs, for messages."""
     if len(before) != len(after):
         return f"the file would have {len(after)} NPU session config(s) instead of {len(before)}"

@@ -20,6 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from npu_audit.knowledge.vocabulary import ENGINES, LEGACY_ENGINES, PRODUCT_SHORT_NAMES
+from npu_audit.text import did_you_mean, split_lines_keepends
+
 __all__ = [
     "GRAMMARS",
     "LEGACY_ENGINES",
@@ -53,13 +56,6 @@ class Grammar:
 
 P = GrammarProblem
 
-PRODUCT_NAMES = {
-    "atlas-training": "Atlas training products",
-    "atlas-inference": "Atlas inference products",
-    "atlas-a2": "Atlas A2 products",
-    "atlas-a3": "Atlas A3 products",
-}
-
 # ---------------------------------------------------------------------------------------------------------
 # small helpers
 
@@ -77,16 +73,10 @@ def _q(s: str, limit: int = 40) -> str:
 
 def _suggest(word: str, choices) -> str:
     """' (did you mean 'x'?)' when a choice is close to word, else ''."""
-    choices = list(choices)
-    for c in choices:
-        if c.lower() == word.lower():
-            return f" (did you mean '{c}'?)"
-    if not word or len(word) > 200:
+    if len(word) > 200:  # the similarity measure is quadratic
         return ""
-    import difflib
-
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = did_you_mean(word, choices)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def _pieces(text: str, sep: str, base: int = 0) -> list:
@@ -577,7 +567,7 @@ def _json_kind(value: Any) -> str:
 def _scan_object(text: str) -> list:
     """Scan a top-level JSON object, returning its members with offsets; raises _JsonError."""
     import json
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # (public, not in typeshed)
 
     decoder = json.JSONDecoder()
     n = len(text)
@@ -606,7 +596,7 @@ def _scan_object(text: str) -> list:
             raise _JsonError(i, "invalid JSON: expected '{' to start the options object", i + 1) from None
         raise _JsonError(i, f"profiling options must be a JSON object, not {_json_kind(value)}", end)
     i = _skip_ws(text, i + 1)
-    members = []
+    members: list = []
     if i < n and text[i] == "}":
         i += 1
     else:
@@ -682,7 +672,7 @@ class _Val:
             self.map = _string_map(text, m.vstart, m.vend, m.value)
 
     def span(self, i: Optional[int] = None, j: Optional[int] = None) -> tuple:
-        if i is None or self.map is None or self.m.value == "":
+        if i is None or j is None or self.map is None or self.m.value == "":
             return self.m.vstart, self.m.vend
         return self.map[i], self.map[j]
 
@@ -719,7 +709,7 @@ def _check_profiling(text: str, product: Optional[str] = None) -> list:
                 P(
                     m.kstart,
                     m.kend,
-                    f"{m.key} is not supported on {PRODUCT_NAMES.get(product, product)}{not_on[product]}",
+                    f"{m.key} is not supported on {PRODUCT_SHORT_NAMES.get(product, product)}{not_on[product]}",
                 )
             )
     freq = seen.get("instr_profiling_freq")
@@ -733,7 +723,7 @@ def _check_profiling(text: str, product: Optional[str] = None) -> list:
                     other.kstart,
                     other.kend,
                     f"{name} cannot be combined with instr_profiling_freq on "
-                    f"{PRODUCT_NAMES[product]} (they are mutually exclusive)",
+                    f"{PRODUCT_SHORT_NAMES[product]} (they are mutually exclusive)",
                 )
             )
     problems.sort(key=lambda p: (p.start, p.end))
@@ -823,6 +813,8 @@ def _check_field(key: str, spec: tuple, v: _Val, product: Optional[str]) -> list
 def _check_freq(key: str, bounds: tuple, v: _Val) -> list:
     lo, hi = bounds
     value = v.m.value
+    i: Optional[int]
+    j: Optional[int]
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return [v.problem(f"{key} must be a number in [{lo}, {hi}], not {_json_kind(value)}")]
     if isinstance(value, str):
@@ -882,7 +874,7 @@ def _check_aic(value: str, v: _Val, product: Optional[str]) -> list:
         if product and product in bad:
             return [
                 v.problem(
-                    f"aic_metrics {value} is not supported on {PRODUCT_NAMES.get(product, product)}",
+                    f"aic_metrics {value} is not supported on {PRODUCT_SHORT_NAMES.get(product, product)}",
                     0,
                     len(value),
                 )
@@ -912,10 +904,8 @@ def parse_profiling_options(text: str) -> Optional[dict]:
 # ---------------------------------------------------------------------------------------------------------
 # stream_max_parallel_num
 
-_ENGINES = ("DNN_VM_AICPU", "AIcoreEngine")
-# legacy engine name -> current name (a separate rule reports them)
-LEGACY_ENGINES = {"DNN_VM_TF": "DNN_VM_AICPU", "DNN_V100": "AIcoreEngine"}
-_ALL_ENGINES = _ENGINES + tuple(LEGACY_ENGINES)
+# the engine names accepted (renamed-value reports the legacy ones)
+_ALL_ENGINES = ENGINES + tuple(LEGACY_ENGINES)
 
 
 def _check_stream_parallel(text: str, product: Optional[str] = None) -> list:
@@ -1225,7 +1215,9 @@ def _check_in_out_pair(text: str, product: Optional[str] = None) -> list:
 
     stripped = text.lstrip(" \t")
     shift = len(text) - len(stripped)
-    lines = re.split(r"(?<=\r\n)|(?<=\n)(?<!\r\n)|(?<=\r)(?!\n)", stripped)
+    lines = split_lines_keepends(stripped)
+    if not lines or lines[-1].endswith(("\n", "\r")):
+        lines.append("")  # the line after a final line break (where an error at the end is reported)
     starts = []
     acc = shift
     for line in lines:
@@ -1239,7 +1231,7 @@ def _check_in_out_pair(text: str, product: Optional[str] = None) -> list:
         raw = line.encode("utf-8", "surrogatepass")
         return starts[lineno - 1] + len(raw[: max(col, 0)].decode("utf-8", "ignore"))
 
-    def span(node) -> tuple:
+    def span(node) -> tuple[int, int]:
         s = pos(getattr(node, "lineno", None), getattr(node, "col_offset", None))
         e = pos(getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
         return s, max(s, e)

@@ -22,17 +22,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from npu_audit.knowledge import vocabulary
 from npu_audit.knowledge.model import (
     DOMAIN_KINDS,
-    FAILURES,
     FIELDS,
-    INVALID_REACTIONS,
     LIFECYCLE_STATUSES,
     RELATION_KINDS,
-    RELEASES,
-    SCENARIOS,
-    SEVERITIES,
-    WRONG_FIELD_REACTIONS,
     Citation,
     Condition,
     DocumentedDefault,
@@ -51,10 +46,16 @@ from npu_audit.knowledge.model import (
     ValueFact,
     ValueMigration,
 )
+from npu_audit.knowledge.validation import KnowledgeBaseError
+from npu_audit.knowledge.validation import Location as _Ctx
+from npu_audit.knowledge.validation import expect as _expect
+from npu_audit.knowledge.validation import scalar as _scalar
+from npu_audit.knowledge.validation import string as _str
+from npu_audit.knowledge.validation import strings as _strs
+from npu_audit.knowledge.vocabulary import FAILURES, PRODUCT_IDS, RELEASES, SCENARIOS, SEVERITIES
 
-
-class KnowledgeBaseError(Exception):
-    """A rules file does not follow the schema in rules/README.md."""
+INVALID_REACTIONS = tuple(vocabulary.INVALID_REACTIONS)
+WRONG_FIELD_REACTIONS = tuple(vocabulary.WRONG_FIELD_REACTIONS)
 
 
 def rules_dir() -> Path:
@@ -128,52 +129,6 @@ def _write_snapshot(path: Path, kb: KnowledgeBase) -> None:
             raise
     except Exception:  # noqa: BLE001 - the snapshot is an optimisation only
         pass
-
-
-class _Ctx:
-    """Location of the value being validated, for error messages."""
-
-    def __init__(self, file: str, path: str = ""):
-        self.file, self.path = file, path
-
-    def at(self, part: str) -> _Ctx:
-        return _Ctx(self.file, f"{self.path}.{part}" if self.path else part)
-
-    def fail(self, message: str) -> KnowledgeBaseError:
-        where = f"{self.file}: [{self.path}]" if self.path else self.file
-        return KnowledgeBaseError(f"{where}: {message}")
-
-
-def _expect(ctx: _Ctx, table: Any, required: set[str], optional: set[str]) -> dict:
-    if not isinstance(table, dict):
-        raise ctx.fail(f"expected a table, got {type(table).__name__}")
-    missing = required - table.keys()
-    if missing:
-        raise ctx.fail(f"missing {', '.join(sorted(missing))}")
-    unknown = table.keys() - required - optional
-    if unknown:
-        raise ctx.fail(f"unknown field(s) {', '.join(sorted(unknown))}")
-    return table
-
-
-def _str(ctx: _Ctx, value: Any, allowed: Optional[tuple] = None) -> str:
-    if not isinstance(value, str):
-        raise ctx.fail(f"expected a string, got {value!r}")
-    if allowed is not None and value not in allowed:
-        raise ctx.fail(f"{value!r} is not one of {', '.join(allowed)}")
-    return value
-
-
-def _strs(ctx: _Ctx, value: Any, allowed: Optional[tuple] = None) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise ctx.fail(f"expected a list of strings, got {value!r}")
-    return tuple(_str(ctx, v, allowed) for v in value)
-
-
-def _scalar(ctx: _Ctx, value: Any):
-    if not isinstance(value, (str, int, bool, float)):
-        raise ctx.fail(f"expected a string, integer, boolean or float, got {value!r}")
-    return value
 
 
 class _Builder:
@@ -303,7 +258,7 @@ class _Builder:
         _expect(ctx, table, self.OPTION_REQUIRED, self.OPTION_OPTIONAL)
         field = _str(ctx.at("field"), table["field"], FIELDS)
         lifecycle_table = _expect(ctx.at("lifecycle"), table["lifecycle"], set(RELEASES), set())
-        lifecycle = {}
+        lifecycle: dict[str, Lifecycle] = {}
         for release in RELEASES:
             c = ctx.at(f"lifecycle.{release}")
             entry = _expect(c, lifecycle_table[release], {"status"}, {"replacement", "note"})
@@ -429,6 +384,7 @@ class _Builder:
         products, by_alias = {}, {}
         for pid, table in data["products"].items():
             c = ctx.at(f"products.{pid}")
+            _str(ctx.at("products"), pid, PRODUCT_IDS)  # the value grammars know these products
             _expect(c, table, {"name"}, {"aliases"})
             aliases = _strs(c.at("aliases"), table.get("aliases", []))
             products[pid] = Product(id=pid, name=table["name"], aliases=aliases)
@@ -624,9 +580,9 @@ def structural_problems(kb: KnowledgeBase) -> list[str]:
             if k not in known:
                 problems.append(f"unread_keys.toml: {key!r} provided_by names unknown option {k!r}")
     for mig in kb.migrations.values():
-        for k in (mig.from_key, mig.to_key):
-            if k and k not in known:
-                problems.append(f"migrations.toml: {mig.id!r} names unknown option {k!r}")
+        for name in (mig.from_key, mig.to_key):
+            if name and name not in known:
+                problems.append(f"migrations.toml: {mig.id!r} names unknown option {name!r}")
     for spec in kb.options.values():
         for release in RELEASES:
             repl = spec.lifecycle[release].replacement
@@ -644,4 +600,10 @@ def structural_problems(kb: KnowledgeBase) -> list[str]:
     for p in kb.runconfig.implicit:
         if p.key and p.key not in known and p.key not in kb.unread_keys:
             problems.append(f"npurunconfig.toml: implicit write of unknown key {p.key!r}")
+    engines = kb.migrations.get("stream_engine_names")
+    rows = {r.old: r.new for r in engines.rows} if engines is not None else {}
+    if rows != vocabulary.LEGACY_ENGINES:
+        problems.append(f"migrations.toml: stream_engine_names rows {rows} differ from the legacy engine names the "
+                        f"stream_max_parallel_num grammar accepts {vocabulary.LEGACY_ENGINES} "
+                        "(npu_audit/knowledge/vocabulary.py)")
     return problems

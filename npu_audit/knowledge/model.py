@@ -9,29 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+# Releases, scenarios, products, severities and the adapter's reactions: npu_audit.knowledge.vocabulary
+from npu_audit.knowledge.vocabulary import RELEASES as RELEASES  # (re-exported)
+
 FIELDS = ("b", "i", "s")
-SCENARIOS = ("training", "inference")
-RELEASES = ("current", "legacy")
 LIFECYCLE_STATUSES = ("supported", "deprecated", "no-effect", "not-supported", "undocumented")
 DOMAIN_KINDS = ("bool", "int", "int-range", "enum", "grammar", "path", "dir", "string")
-# How the adapter reacts to a value outside the option's domain.
-INVALID_REACTIONS = (
-    "session-error",  # errors::Internal / InvalidArgument: exception at session creation or first run
-    "abort",  # LOG(FATAL): the process aborts
-    "runtime-error",  # rejected later, while the graph is built or run on the device
-    "clamped",  # adapter clamps the value and logs a warning
-    "unchecked",  # adapter passes it through; the constraint is documented only
-)
-# How the adapter reacts when the option is written with another AttrValue field than the one it reads.
-WRONG_FIELD_REACTIONS = (
-    "session-error",  # explicit field check: InvalidArgument at session start
-    "ignored",  # adapter skips the key: the setting is silently lost
-    "reads-default",  # adapter reads ''/0/false from the empty oneof: the setting is silently lost
-    "reads-empty-invalid",  # adapter reads ''/0 and then rejects that value
-)
-SEVERITIES = ("error", "warning", "info")
 RELATION_KINDS = ("requires", "excludes", "together", "overrides", "gated")
-FAILURES = ("script-error", "session-error", "abort", "runtime-error", "ignored", "docs")
 
 Scalar = Union[str, int, bool, float]
 

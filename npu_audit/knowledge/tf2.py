@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from npu_audit.knowledge.model import RELEASES, Citation
+from npu_audit.knowledge.model import Citation
+from npu_audit.knowledge.vocabulary import RELEASES
 
 FILE = "tf2_options.toml"
 _MISSING = object()
@@ -117,7 +118,10 @@ class Tf2Model:
 
 def build(builder, options: dict) -> Tf2Model:
     """Read and validate rules/tf2_options.toml with the loader's ``builder`` (see loader._Builder)."""
-    from npu_audit.knowledge.loader import _Ctx, _expect, _str, _strs
+    from npu_audit.knowledge.validation import Location as _Ctx
+    from npu_audit.knowledge.validation import expect as _expect
+    from npu_audit.knowledge.validation import string as _str
+    from npu_audit.knowledge.validation import strings as _strs
 
     data = builder._read(FILE)
     ctx = _Ctx(FILE)

@@ -18,10 +18,10 @@ github   ``render.github``      GitHub Actions workflow commands (annotations)
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Sequence
 
 from npu_audit.findings import RunReport
+from npu_audit.text import split_lines
 
 FORMATS = ("text", "concise", "json", "lsp", "sarif", "github")
 
@@ -34,16 +34,13 @@ _MODULES = {
     "github": "npu_audit.render.github",
 }
 
-# Line breaks as Python's tokenizer (and the LSP) see them. ``str.splitlines`` also breaks on
-# \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029, which would shift every later line number.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def source_lines(text: str | None) -> list[str]:
     """The lines of ``text`` (without their line breaks), split the way line numbers count them."""
     if text is None:
         return []
-    lines = _LINE_BREAK.split(text)
+    lines = split_lines(text)
     if lines and lines[-1] == "" and text:  # a trailing line break does not start another line
         lines.pop()
     return lines

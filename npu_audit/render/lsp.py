@@ -234,21 +234,12 @@ def text_edits(old: str, new: str) -> list[Edit]:
     unchanged lines are never rewritten."""
     import difflib
 
-    from npu_audit.fix.edits import _LINE_BREAK
+    from npu_audit.text import LINE_BREAK, split_lines_keepends
 
-    def lines(text: str) -> list[str]:
-        out, pos = [], 0
-        for m in _LINE_BREAK.finditer(text):
-            out.append(text[pos:m.end()])
-            pos = m.end()
-        if pos < len(text):
-            out.append(text[pos:])
-        return out
-
-    a, b = lines(old), lines(new)
+    a, b = split_lines_keepends(old), split_lines_keepends(new)
 
     def position(i: int) -> tuple[int, int]:  # the start of line index i; past the last line: the end
-        if i < len(a) or not a or _LINE_BREAK.match(a[-1][-1:]):
+        if i < len(a) or not a or LINE_BREAK.match(a[-1][-1:]):
             return i + 1, 1
         return len(a), len(a[-1]) + 1
 

@@ -81,7 +81,7 @@ class DeprecatedOption(Rule):
             return None
         stem = os.path.splitext(os.path.basename(ctx.path))[0]
         ini_name = f"{stem}_op_precision.ini"
-        if os.path.exists(os.path.join(os.path.dirname(ctx.path), ini_name)):
+        if ctx.extraction.file_exists(os.path.join(os.path.dirname(ctx.path), ini_name)):
             return None  # never overwrite an existing file
         content = (f"# Written by npu-audit from op_select_implmode={mode!r} and optypelist_for_implmode={types!r}\n"
                    "# (op_precision_mode ini format: docs/session-options op_precision_mode).\n"

@@ -1,7 +1,8 @@
 from npu_audit.checks import tf2
 from npu_audit.checks.base import REACTION_TEXT, Rule, describe, severity_for_reaction
-from npu_audit.checks.helpers import nearest, overwritten, reaction, switched_off
+from npu_audit.checks.helpers import overwritten, reaction, switched_off
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.text import did_you_mean
 
 
 def flag_note(w) -> str:
@@ -107,7 +108,7 @@ class InvalidValue(Rule):
             shown = ", ".join(describe(a) if isinstance(a, str) else str(a) for a in allowed)
             message = (f"{describe(value)} is not a valid value for '{w.key}' (one of {shown}): "
                        f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
-            guess = nearest(str(value), [str(a) for a in allowed], cutoff=0.6)
+            guess = did_you_mean(str(value), [str(a) for a in allowed])
             hint = f"did you mean {guess!r}?" if guess else None
             f = ctx.finding(self, w.path, w.value_range or w.range, message, calls=w.calls, write=w, severity=severity,
                             hint=hint, option=w.key, certainty=w.certainty, branch=w.branch_text())

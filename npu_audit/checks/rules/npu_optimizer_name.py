@@ -1,8 +1,7 @@
-import difflib
-
 from npu_audit.checks.base import Rule, describe
 from npu_audit.checks.helpers import edit_for, requote
 from npu_audit.findings import Fix
+from npu_audit.text import similar
 
 EXPECTED = "NpuOptimizer"
 
@@ -52,7 +51,7 @@ class NpuOptimizerName(Rule):
                 if not isinstance(name, str) or name == EXPECTED:
                     continue
                 looks_meant = (name.lower().replace("_", "") == EXPECTED.lower()
-                               or difflib.SequenceMatcher(None, name.lower(), EXPECTED.lower()).ratio() >= 0.75
+                               or similar(name.lower(), EXPECTED.lower())
                                or ("npu" in name.lower() and has_npu_options))
                 if not looks_meant:
                     continue

@@ -1,5 +1,6 @@
 from npu_audit.checks.base import Rule, describe
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.knowledge.vocabulary import SCENARIO_NAMES as NAMES
 
 
 def entry_scenario(ctx, entry):
@@ -17,9 +18,6 @@ def entry_scenario(ctx, entry):
     if value == 1:
         return "training", eff.last
     return None, None
-
-
-NAMES = {"training": "training", "inference": "online inference"}
 
 
 class ScenarioMismatch(Rule):

@@ -1,8 +1,9 @@
 from npu_audit.checks import tf2
 from npu_audit.checks.base import Rule
-from npu_audit.checks.helpers import edit_for, fixable_here, nearest, requote
+from npu_audit.checks.helpers import edit_for, fixable_here, requote
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.findings import Fix
+from npu_audit.text import did_you_mean
 
 
 class UnknownOption(Rule):
@@ -64,7 +65,7 @@ class UnknownOption(Rule):
                            "the adapter ignores it here")
                 hint = f"put \"{w.key}\" inside profiling_options and set profiling_mode to True"
             else:
-                guess = nearest(w.key, ctx.kb.options)
+                guess = did_you_mean(w.key, ctx.kb.options)
                 message = f"unknown option '{w.key}': the adapter ignores keys it does not read, so this setting has no effect"
                 hint = f"did you mean '{guess}'?" if guess else "check the key against `npu-audit --list-rules`"
                 if guess and fixable_here(ctx, w) and w.key_range is not None and w.key_node is not None:

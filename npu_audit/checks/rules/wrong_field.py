@@ -2,13 +2,9 @@ from npu_audit.checks.base import Rule
 from npu_audit.checks.helpers import edit_for, fixable_here, overwritten
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.findings import Fix
+from npu_audit.knowledge.vocabulary import WRONG_FIELD_REACTIONS
 
-EFFECT = {
-    "reads-default": "the adapter reads .{right} and finds nothing, so the option silently keeps its default",
-    "reads-empty-invalid": "the adapter reads .{right}, finds an empty value and rejects it: the session fails to start",
-    "ignored": "the adapter only accepts .{right} for this key and silently skips it otherwise",
-    "session-error": "the adapter checks the field and fails the session with InvalidArgument",
-}
+EFFECT: dict[str, str] = {reaction: text.consequence for reaction, text in WRONG_FIELD_REACTIONS.items()}
 
 
 class WrongField(Rule):

@@ -1,0 +1,77 @@
+"""Text utilities every stage shares: lines as Python counts them, and "did you mean" suggestions.
+
+**Lines.** A line ends at ``\\r\\n``, ``\\r`` or ``\\n``: the line breaks of Python's tokenizer, libcst,
+``ast`` line numbers and the LSP. ``str.splitlines`` also breaks on ``\\f``, ``\\v``, ``\\x1c``-``\\x1e``,
+``\\x85``, ``\\u2028`` and ``\\u2029``, which would shift every later line number, so nothing in npu-audit
+uses it on source text.
+
+**Suggestions.** One function, one cutoff, for the command line, the checks, ``--explain``, the settings
+and the language server alike, so a typo gets the same suggestion wherever it is shown: a candidate
+that differs only in case is the best guess; otherwise the closest candidates by
+:class:`difflib.SequenceMatcher` ratio, at least :data:`SUGGESTION_CUTOFF`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Optional
+
+#: A line break as Python's tokenizer sees it (``\r\n`` first: it is one break).
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: The same, for source bytes in an ASCII-compatible encoding.
+LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` without their line breaks. A final line break is followed by one empty
+    line (a cursor after it has a line)."""
+    return LINE_BREAK.split(text)
+
+
+def split_lines_keepends(text: str) -> list[str]:
+    """The lines of ``text``, each with its line break; no empty line after a final line break (so
+    ``lines[n - 1]`` is line ``n`` of an ``ast`` or libcst position)."""
+    out, pos = [], 0
+    for m in LINE_BREAK.finditer(text):
+        out.append(text[pos:m.end()])
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def line_starts(text: str) -> list[int]:
+    """Offset of the first character of each line (``starts[n - 1]`` for line ``n``)."""
+    return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+
+
+# ---------------------------------------------------------------------------------------------
+# "did you mean"
+
+#: The least :class:`difflib.SequenceMatcher` ratio a candidate needs to be suggested.
+SUGGESTION_CUTOFF = 0.75
+
+
+def suggestions(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` candidates close to ``word``, the best first: one equal to it but for case, then the
+    closest by similarity (at least :data:`SUGGESTION_CUTOFF`)."""
+    pool = list(dict.fromkeys(candidates))
+    lowered = word.lower()
+    out = [c for c in pool if c.lower() == lowered][:1]
+    for c in difflib.get_close_matches(word, pool, n=n + len(out), cutoff=SUGGESTION_CUTOFF):
+        if c not in out:
+            out.append(c)
+    return out[:n]
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> Optional[str]:
+    """The one candidate :func:`suggestions` puts first, or None."""
+    found = suggestions(word, candidates, n=1)
+    return found[0] if found else None
+
+
+def similar(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are close enough for one to be suggested for the other."""
+    return difflib.SequenceMatcher(None, a, b).ratio() >= SUGGESTION_CUTOFF
