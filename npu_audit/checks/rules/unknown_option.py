@@ -86,7 +86,7 @@ def unread_message(ctx, config, w, unread) -> tuple[str, str, bool]:
     rules/unread_keys.toml) and what it wants is not on anyway; a warning for a leftover: a value that asks
     for nothing, a key with no active value, or an entry that turns on what the key wants through the
     options the adapter does read (`provided_by`)."""
-    from npu_audit.checks.conditions import OptionView, T, U, evaluate, normalise, same_value
+    from npu_audit.checks.conditions import OptionView, T, U, evaluate, expand, normalise, same_value
 
     message = f"'{w.key}' is not read by any adapter version: {unread.reason}"
     if unread.active is None:
@@ -98,12 +98,12 @@ def unread_message(ctx, config, w, unread) -> tuple[str, str, bool]:
     if unread.provided_by is None or unread.wants is None:
         return message, "error", False
     merged: dict = {}
-    for entry in config.all_entries():
-        if entry.is_npu:
-            merged.update(entry.effective())
+    for entry in config.npu_entries():  # what the adapter merges, key by key (an entry not named on every path too)
+        merged.update(entry.effective())
     release = ctx.settings.release
     fields = {key: spec.for_release(release).field for key, spec in ctx.kb.options.items()}
-    result = evaluate(unread.provided_by, OptionView(merged, None, fields))
+    path = {(b.node_id, b.arm) for b in w.branches}  # seen from this line: writes of its branch are certain
+    result = evaluate(unread.provided_by, OptionView(merged, expand(path, merged) if path else None, fields))
     by = " or ".join(sorted(unread.provided_by.keys()))
     wants = unread.wants
     if result == {T}:
