@@ -270,106 +270,17 @@ def _execute(jobs: list[Job], options: RunOptions) -> list[FileReport]:
     return [results[i] for i in range(len(jobs))]
 
 
-# Worker processes. A worker can die without a Python exception (the kernel's out-of-memory killer, a
-# crash in native code): the pool is then broken and every pending result lost. Each worker marks in
-# shared memory which job it starts and finishes, so that after a break the jobs that were running are
-# known: each is run again alone in a process of its own (where its death is that file's
-# internal-error finding), and the others, innocent, go to a fresh pool.
-
-_STARTED, _FINISHED = 1, 2
-_job_states = None  # in a worker: the shared array of job states (index -> 0, _STARTED or _FINISHED)
-
-
-def _init_worker(states) -> None:
-    global _job_states
-    _job_states = states
-
-
-def _analyze_chunk(chunk: list[tuple[int, Job]]) -> list[tuple[int, FileReport]]:
-    out = []
-    for i, job in chunk:
-        if _job_states is not None:
-            _job_states[i] = _STARTED
-        out.append((i, analyze_file(job)))
-        if _job_states is not None:
-            _job_states[i] = _FINISHED
-    return out
-
-
 def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None]) -> None:
-    """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes, calling ``finished`` for each."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes (npu_audit.workers: a worker that
+    dies costs only the file it was analysing), calling ``finished`` for each."""
+    from npu_audit.workers import run_in_workers
 
-    context = multiprocessing.get_context()
-    pending = list(todo)
-    while pending:
-        states = context.Array("b", len(jobs), lock=False)
-        size = max(1, min(32, len(pending) // (workers * 8) or 1))
-        chunks = [pending[k:k + size] for k in range(0, len(pending), size)]
-        lost: list[int] = []
-        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
-                                 initializer=_init_worker, initargs=(states,)) as pool:
-            futures = {pool.submit(_analyze_chunk, [(i, jobs[i]) for i in chunk]): chunk for chunk in chunks}
-            for future in as_completed(futures):
-                try:
-                    reports = future.result()
-                except Exception:  # noqa: BLE001 - BrokenProcessPool: a worker died
-                    lost.extend(futures[future])
-                    continue
-                for i, report in reports:
-                    finished(i, report)
-        lost.sort()
-        running = [i for i in lost if states[i] == _STARTED]
-        for i in running:
-            finished(i, _alone(jobs[i]))
-        rest = [i for i in lost if states[i] != _STARTED]
-        if rest and not running and len(rest) == len(pending):  # no progress at all: one by one
-            for i in rest:
-                finished(i, _alone(jobs[i]))
-            rest = []
-        pending = rest
+    def died(i: int, how: str) -> FileReport:
+        failed = FileReport(path=jobs[i].display, internal_error=True)
+        failed.findings.append(_file_finding(
+            "internal-error", jobs[i].display,
+            f"the npu-audit worker process died while analysing this file ({how}); the file was not checked, "
+            "the other files were. If it ran out of memory, exclude the file or split it"))
+        return failed
 
-
-def _alone_child(job: Job, conn) -> None:
-    try:
-        conn.send(analyze_file(job))
-    finally:
-        conn.close()
-
-
-def _alone(job: Job) -> FileReport:
-    """Analyse one job in a process of its own; its death becomes the file's internal-error finding."""
-    import multiprocessing
-
-    context = multiprocessing.get_context()
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_alone_child, args=(job, sender), daemon=True)
-    process.start()
-    sender.close()
-    try:
-        report = receiver.recv()
-    except (EOFError, OSError):
-        report = None
-    finally:
-        receiver.close()
-    process.join()
-    if isinstance(report, FileReport):
-        return report
-    code = process.exitcode
-    if code is not None and code < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        how = f"killed by {name}" + (", usually the out-of-memory killer" if -code == signal.SIGKILL else "")
-    else:
-        how = f"exit code {code}"
-    failed = FileReport(path=job.display, internal_error=True)
-    failed.findings.append(_file_finding(
-        "internal-error", job.display,
-        f"the npu-audit worker process died while analysing this file ({how}); the file was not checked, "
-        "the other files were. If it ran out of memory, exclude the file or split it"))
-    return failed
+    run_in_workers(analyze_file, jobs, todo, workers, finished, died)

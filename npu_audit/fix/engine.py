@@ -447,8 +447,9 @@ def fix_files(items: list[tuple[object, FileReport]], unsafe: bool, jobs: int = 
               progress: Optional[Callable[[int, int], None]] = None) -> list[FileFix]:
     """:func:`fix_file` over many files (``items``: (Job, FileReport)), in worker processes when
     ``jobs`` (0: all cores) allows; results in the order of ``items``. A worker that dies (out of
-    memory, a crash in native code) costs only its own file: the files it took down with it are fixed
-    again, each in a process of its own, and a file whose process dies again is left unchanged."""
+    memory, a crash in native code) costs only its own file (npu_audit.workers): the file it was fixing
+    is fixed again in a process of its own and left unchanged if that one dies too; the others are
+    fixed again normally."""
     work = [(job, report, unsafe) for job, report in items]
     total = len(work)
     done = 0
@@ -465,25 +466,15 @@ def fix_files(items: list[tuple[object, FileReport]], unsafe: bool, jobs: int = 
         progress(0, total)
     workers = jobs or os.cpu_count() or 1
     if workers > 1 and total > 1:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from npu_audit.workers import run_in_workers
 
-        lost = []
-        with ProcessPoolExecutor(max_workers=min(workers, total)) as pool:
-            futures = {pool.submit(_fix_one, item): i for i, item in enumerate(work)}
-            for future in as_completed(futures):
-                try:
-                    finished(futures[future], future.result())
-                except Exception:  # noqa: BLE001 - BrokenProcessPool: a worker died
-                    lost.append(futures[future])
-        for i in sorted(lost):
-            try:
-                with ProcessPoolExecutor(max_workers=1) as alone:
-                    finished(i, alone.submit(_fix_one, work[i]).result())
-            except Exception:  # noqa: BLE001 - it died again: this file's own doing
-                job, report, _unsafe = work[i]
-                fx = FileFix(job.file, job.display, b"", b"", remaining=report)  # type: ignore[attr-defined]
-                fx.problems.append("npu-audit's worker process died while fixing this file; left unchanged")
-                finished(i, fx)
+        def died(i: int, how: str) -> FileFix:
+            job, report, _unsafe = work[i]
+            fx = FileFix(job.file, job.display, b"", b"", remaining=report)  # type: ignore[attr-defined]
+            fx.problems.append("npu-audit's worker process died while fixing this file; left unchanged")
+            return fx
+
+        run_in_workers(_fix_one, work, list(range(total)), workers, finished, died)
     else:
         for i, item in enumerate(work):
             finished(i, _fix_one(item))

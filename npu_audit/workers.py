@@ -1,0 +1,107 @@
+"""Worker processes that survive a dying worker; shared by the analysis (``pipeline``) and the fixes
+(``fix.engine``).
+
+A worker can die without a Python exception (the kernel's out-of-memory killer, a crash in native
+code): the pool is then broken and every pending result lost. Each worker marks in shared memory which
+item it starts and finishes, so that after a break the items that were running are known: each is run
+again alone in a process of its own (where its death is that item's own doing, reported through
+``died``), and the others, innocent, go to a fresh pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+_STARTED, _FINISHED = 1, 2
+_states = None  # in a worker: the shared array of item states (index -> 0, _STARTED or _FINISHED)
+
+
+def _init_worker(states) -> None:
+    global _states
+    _states = states
+
+
+def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    out = []
+    for i, item in chunk:
+        if _states is not None:
+            _states[i] = _STARTED
+        out.append((i, fn(item)))
+        if _states is not None:
+            _states[i] = _FINISHED
+    return out
+
+
+def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,
+                   finished: Callable[[int, Any], None], died: Callable[[int, str], Any]) -> None:
+    """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
+    calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    context = multiprocessing.get_context()
+    pending = list(todo)
+    while pending:
+        states = context.Array("b", len(items), lock=False)
+        size = max(1, min(32, len(pending) // (workers * 8) or 1))
+        chunks = [pending[k:k + size] for k in range(0, len(pending), size)]
+        lost: list[int] = []
+        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
+                                 initializer=_init_worker, initargs=(states,)) as pool:
+            futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk]): chunk for chunk in chunks}
+            for future in as_completed(futures):
+                try:
+                    results = future.result()
+                except Exception:  # noqa: BLE001 - BrokenProcessPool: a worker died
+                    lost.extend(futures[future])
+                    continue
+                for i, result in results:
+                    finished(i, result)
+        lost.sort()
+        running = [i for i in lost if states[i] == _STARTED]
+        rest = [i for i in lost if states[i] != _STARTED]
+        if rest and not running and len(rest) == len(pending):  # no progress at all: one by one
+            running, rest = rest, []
+        for i in running:
+            finished(i, _alone(fn, items[i], i, died))
+        pending = rest
+
+
+def _alone_child(fn: Callable[[Any], Any], item: Any, conn) -> None:
+    try:
+        conn.send(fn(item))
+    finally:
+        conn.close()
+
+
+def _alone(fn: Callable[[Any], Any], item: Any, i: int, died: Callable[[int, str], Any]) -> Any:
+    """``fn(item)`` in a process of its own; if that process dies, ``died(i, how)``."""
+    import multiprocessing
+
+    context = multiprocessing.get_context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_alone_child, args=(fn, item, sender), daemon=True)
+    process.start()
+    sender.close()
+    got, result = False, None
+    try:
+        result, got = receiver.recv(), True
+    except (EOFError, OSError):
+        pass
+    finally:
+        receiver.close()
+    process.join()
+    if got:
+        return result
+    code = process.exitcode
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        how = f"killed by {name}" + (", usually the out-of-memory killer" if -code == signal.SIGKILL else "")
+    else:
+        how = f"exit code {code}"
+    return died(i, how)
