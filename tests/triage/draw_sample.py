@@ -1,10 +1,14 @@
 """Draw the triage sample: a seeded, severity-stratified sample of findings from a whole-tree report.
 
     python tests/triage/draw_sample.py REPORT.json > tests/triage/sample.tsv
+    python tests/triage/draw_sample.py REPORT.json --seed 2026 --errors 30 --warnings 30 --infos 15 \
+        --prefix zoo/ > tests/triage/sample-2026.tsv
 
 REPORT.json is an ``npu-audit --format json`` report of a tree (paths as in the report, e.g. run from
-the folder that holds ``zoo/``). The draw is reproducible: same report, same seed, same sample. The
-verdict columns are left empty, to be filled by hand (see README.md in this folder).
+the folder that holds ``zoo/``). The draw is reproducible: same report, same seed, same quotas, same
+sample. ``--prefix`` is put before every path, for a report run from inside the tree (``--prefix zoo/``
+for one run from ``zoo/``), so that the sample's paths are relative to the same folder as the old one.
+The verdict columns are left empty, to be filled by hand (see README.md in this folder).
 """
 
 from __future__ import annotations
@@ -35,14 +39,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--errors", type=int, default=DEFAULT_QUOTAS["error"], help="how many errors to draw")
+    parser.add_argument("--warnings", type=int, default=DEFAULT_QUOTAS["warning"],
+                        help="how many warnings to draw")
+    parser.add_argument("--infos", type=int, default=DEFAULT_QUOTAS["info"], help="how many infos to draw")
+    parser.add_argument("--prefix", default="", help="put before every path (e.g. zoo/ for a report run from zoo/)")
     args = parser.parse_args(argv)
+    quotas = {"error": args.errors, "warning": args.warnings, "info": args.infos}
     with open(args.report, encoding="utf-8") as f:
         report = json.load(f)
     writer = csv.writer(sys.stdout, delimiter="\t", lineterminator="\n")
     writer.writerow(COLUMNS)
-    for i, d in enumerate(draw(report, DEFAULT_QUOTAS, args.seed), 1):
+    for i, d in enumerate(draw(report, quotas, args.seed), 1):
         message = " ".join(d["message"].split())
-        writer.writerow([i, d["path"], d["line"], d["column"], d["code"], d["name"], d["severity"], message,
+        writer.writerow([i, args.prefix + d["path"], d["line"], d["column"], d["code"], d["name"], d["severity"], message,
                          "", "", ""])
     return 0
 
