@@ -222,6 +222,8 @@ def _session(interp: Interpreter, entry: ApiEntry, node: cst.Call, frame: Frame,
         interp.loose_facts.append(CodeFact(kind="session-without-config", value=None, path=frame.module.display,
                                            node=node, detail=interp.short(node.func, frame),
                                            branches=tuple(frame.branches), calls=frame.calls))
+    if config is not None and isinstance(config[0], ConfigRef):
+        config[0].config.opened = True
     return SessionRef(config=config[0] if config else None)
 
 
@@ -244,6 +246,7 @@ def _npu_helper(interp: Interpreter, entry: ApiEntry, node: cst.Call, frame: Fra
             config.rewrite.append(RewriteWrite(name=rewrite, value_text="RewriterConfig.OFF", path=frame.module.display,
                                                node=node, implicit=True))
     if entry.returns == "session":
+        config.opened = True
         return SessionRef(config=ConfigRef(config=config))
     return ConfigRef(config=config) if config.kind != "NPURunConfig" else RunConfigRef(config=config)
 

@@ -73,6 +73,12 @@ class LazyName(Sym):
     name: str
 
 
+@dataclass(eq=False)
+class Ambiguous(Unknown):
+    """An object attribute whose value depends on which of several methods that set it ran last
+    (``self.sess`` opened in two methods, read in a third read on its own): not one object."""
+
+
 @dataclass
 class Frame:
     module: ModuleState
@@ -87,6 +93,9 @@ class Frame:
     top: Optional[cst.CSTNode] = None  # the module-level statement that lexically contains the code read
     stmts: tuple = ()  # the statements lexically enclosing the code read, outermost first
     standalone: bool = False  # reading a function nobody called: its parameter defaults are only guesses
+    # one read from its start: a module run, or a function nobody called read on its own, with everything it
+    # calls (a method read on its own does not know which other methods ran before it)
+    root: object = field(default_factory=object)
 
     @property
     def scope(self) -> dict[str, Binding]:
@@ -117,6 +126,12 @@ class Interpreter:
         self._kept: dict[tuple[int, str], bool] = {}
         # (id of an if test, arm) -> the flags whose default that arm rules out
         self._guards: dict[tuple[int, int], frozenset[str]] = {}
+        # per object, per attribute: the read (Frame.root) that set its current value
+        self._set_in: dict[InstanceRef, dict[str, object]] = {}
+        # per object, per attribute: the last session or config it was set to
+        self._linked: dict[InstanceRef, dict[str, Sym]] = {}
+        # id of a class statement -> attribute -> the methods that set it (usage.attributes_set_by_methods)
+        self._setters: dict[int, dict[str, frozenset[str]]] = {}
 
     # ---------------------------------------------------------------------------------------
     # modules
@@ -265,7 +280,7 @@ class Interpreter:
             frame.module.classes.append(cls)
         class_locals: dict[str, Binding] = {}
         class_frame = Frame(module=frame.module, locals=class_locals, branches=list(frame.branches),
-                            calls=frame.calls, top=frame.top, stmts=frame.stmts)
+                            calls=frame.calls, top=frame.top, stmts=frame.stmts, root=frame.root)
         for item in self._suite(stmt.body):
             if isinstance(item, cst.FunctionDef):
                 fn = FunctionRef(item, frame.module, owner=cls, qualname=f"{stmt.name.value}.{item.name.value}")
@@ -671,6 +686,10 @@ class Interpreter:
             self.tf2.assign(base, attr, value, frame, stmt, target, value_node)
         elif isinstance(base, (InstanceRef, ClassRef)):
             base.attrs[attr] = value
+            if isinstance(base, InstanceRef):
+                self._set_in.setdefault(base, {})[attr] = frame.root
+                if isinstance(value, (SessionRef, ConfigRef, RunConfigRef)):
+                    self._linked.setdefault(base, {})[attr] = value
 
     # ---------------------------------------------------------------------------------------
     # expressions
@@ -861,8 +880,11 @@ class Interpreter:
                     return found
             return UNKNOWN
         if isinstance(base, InstanceRef):
+            if self._ambiguous(base, attr, frame):
+                return Ambiguous(why=f"set by several methods of {base.cls.qualname}: "
+                                     f"{', '.join(sorted(self._methods_setting(base.cls, attr)))}")
             if attr in base.attrs:
-                return base.attrs[attr]
+                return self._only_link(base, attr, frame) or base.attrs[attr]
             found = base.cls.lookup(attr)
             if isinstance(found, FunctionRef):
                 return FunctionRef(found.node, found.module, owner=found.owner, bound_self=base, qualname=found.qualname)
@@ -894,6 +916,46 @@ class Interpreter:
                     self.bind(name, made[0], frame)
                 return made[1]
         return UNKNOWN
+
+    def _ambiguous(self, instance: InstanceRef, attr: str, frame: Frame) -> bool:
+        """Whether ``instance.attr`` read in ``frame`` is a session or a config that more than one method sets
+        and that was not set earlier in this same read (a method read on its own, after another method read on
+        its own set it): which object it holds depends on calls npu-audit does not see in order."""
+        current = instance.attrs.get(attr)
+        if current is not None and not isinstance(current, (SessionRef, ConfigRef, RunConfigRef)):
+            return False
+        if current is not None and self._set_in.get(instance, {}).get(attr) is frame.root:
+            return False
+        return len(self._methods_setting(instance.cls, attr)) > 1
+
+    def _only_link(self, instance: InstanceRef, attr: str, frame: Frame) -> Optional[Sym]:
+        """The session or config ``instance.attr`` holds in ``frame`` when another read left a literal there
+        (``close()`` sets ``self.sess = None``) but one method only sets it to something else: the object
+        that method set, the one a session can run with (None would fail there)."""
+        current = instance.attrs.get(attr)
+        linked = self._linked.get(instance, {}).get(attr)
+        if (linked is None or current is linked or not isinstance(current, Const)
+                or self._set_in.get(instance, {}).get(attr) is frame.root):
+            return None
+        return linked if len(self._methods_setting(instance.cls, attr)) == 1 else None
+
+    def _methods_setting(self, cls: ClassRef, attr: str) -> set[str]:
+        """The methods of ``cls`` and of its bases npu-audit follows that set ``self.<attr>`` to something
+        other than a literal."""
+        out: set[str] = set()
+        seen: set[int] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            key = id(current.node)
+            if key not in self._setters:
+                self._setters[key] = usage.attributes_set_by_methods(current.node)
+            out.update(f"{current.qualname}.{m}" for m in self._setters[key].get(attr, ()))
+            todo.extend(current.bases)
+        return out
 
     def _implicit_from_name(self, name: str, attr: str, node: cst.Attribute, frame: Frame) -> Sym:
         made = proto.make_implicit(self, attr, node, frame, variable=name)
@@ -1045,6 +1107,7 @@ class Interpreter:
             standalone=standalone or frame.standalone,
             top=defined_in[0],
             stmts=defined_in[1],
+            root=frame.root if not standalone else object(),
         )
         inner.base_depth = len(inner.branches)
         params = node.params
@@ -1115,6 +1178,8 @@ class Interpreter:
         """Attach a code fact about a session (set_iteration_per_loop) to the config it runs with."""
         if isinstance(sess, SessionRef) and isinstance(sess.config, (ConfigRef, RunConfigRef)):
             sess.config.config.facts.append(fact)
+        elif isinstance(sess, Ambiguous):
+            return  # one of several sessions: where the calls are followed in order, the fact has its own
         elif not isinstance(sess, SessionRef):
             self.loose_facts.append(fact)  # the session is unknown: checks may pair it with the file's config
         # else: a session whose config npu-audit cannot see; do not pair it with another config

@@ -276,6 +276,9 @@ class SessionConfig:
     # or global), True when some use may hand it on, None when not known (not bound to a plain name)
     bound_to: Optional[str] = None
     handed_on: Optional[bool] = None
+    # a TF1 session seen opened with it (tf.Session(config=...) & co., set_keras_session_npu_config(config=...)):
+    # it runs as it is there, its own entries deciding the scenario
+    opened: bool = False
     range: Optional[Range] = None
 
     def all_entries(self) -> list[Entry]:

@@ -133,3 +133,61 @@ def function_named(tree: ast.AST, name: str) -> Optional[ast.AST]:
     none or more than one (then the whole module is the safe scope to scan)."""
     found = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
     return found[0] if len(found) == 1 else None
+
+
+def attributes_set_by_methods(cls: cst.ClassDef) -> dict[str, frozenset[str]]:
+    """For each attribute that the methods of ``cls`` assign on their instance (``self.sess = ...``), the names
+    of the methods that do, counting only assignments of something other than a literal (``self.sess =
+    None`` in ``__init__`` only declares it). An attribute set by two methods holds the object of whichever ran
+    last, which only the caller's order of calls decides."""
+    found: dict[str, set[str]] = {}
+    for item in _class_body(cls):
+        if not isinstance(item, cst.FunctionDef):
+            continue
+        params = list(item.params.posonly_params) + list(item.params.params)
+        if not params:
+            continue
+        own = params[0].name.value
+        for target, value in _assignments(item):
+            if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == own and not _literal(value)):
+                found.setdefault(target.attr.value, set()).add(item.name.value)
+    return {attr: frozenset(methods) for attr, methods in found.items()}
+
+
+def _class_body(cls: cst.ClassDef) -> list:
+    body = cls.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+
+def _assignments(node: cst.CSTNode):
+    """(target, value) of every assignment inside ``node`` (tuple targets element by element, the value then
+    unknown: None)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Assign):
+            for target in current.targets:
+                yield from _targets(target.target, current.value)
+        elif isinstance(current, cst.AnnAssign) and current.value is not None:
+            yield from _targets(current.target, current.value)
+        stack.extend(current.children)
+
+
+def _targets(target: cst.CSTNode, value: Optional[cst.CSTNode]):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _targets(element.value, None)
+    else:
+        yield target, value
+
+
+def _literal(value: Optional[cst.CSTNode]) -> bool:
+    """Whether an assigned value is a plain literal (None, True, a number, a string, an empty container)."""
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "True", "False")
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+        return not value.elements
+    return False
