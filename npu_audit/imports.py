@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from typing import Callable, Optional
 
 IsFile = Callable[[str], bool]
+_SEP = os.sep
+_INIT = os.sep + "__init__.py"
 
 
 def inside(path: str, roots: Iterable[str]) -> bool:
@@ -31,8 +33,8 @@ def inside(path: str, roots: Iterable[str]) -> bool:
 
 
 def _candidate(base: str, parts: list[str], is_file: IsFile, roots: tuple[str, ...]) -> Optional[str]:
-    target = os.path.join(base, *parts) if parts else base
-    options = (target + ".py", os.path.join(target, "__init__.py")) if parts else (os.path.join(target, "__init__.py"),)
+    target = base.rstrip(_SEP) + _SEP + _SEP.join(parts) if parts else base
+    options = (target + ".py", target + _INIT) if parts else (target + _INIT,)
     for candidate in options:
         if is_file(candidate) and inside(candidate, roots):
             return candidate
@@ -68,6 +70,60 @@ def resolve_module(dotted: str, level: int, from_dir: str, roots: tuple[str, ...
         if found is not None:
             return found
     return None
+
+
+_listings: dict[str, frozenset[str]] = {}
+_resolved: dict[tuple[str, int, str, tuple[str, ...]], Optional[str]] = {}
+_MAX_ENTRIES = 100_000
+
+
+def listed_python_file(path: str) -> bool:
+    """Whether ``path`` is a ``.py`` file, answered from one listing of its folder per process.
+
+    Resolving one import asks for two candidate paths in every folder from the importer up to the
+    root; a file system ``stat`` for each (most of them missing) was a fifth of a run's time. The
+    listings hold ``.py`` names only and live until ``forget()`` (the language server calls it
+    before each analysis, since files may come and go while it runs).
+    """
+    folder, name = os.path.split(path)
+    names = _listings.get(folder)
+    if names is None:
+        try:
+            with os.scandir(folder) as entries:
+                names = frozenset(e.name for e in entries if e.name.endswith(".py") and _is_file(e))
+        except OSError:
+            names = frozenset()
+        if len(_listings) > _MAX_ENTRIES:
+            _listings.clear()
+        _listings[folder] = names
+    return name in names
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def resolve_in_tree(dotted: str, level: int, from_dir: str, roots: tuple[str, ...]) -> Optional[str]:
+    """``resolve_module`` against the file system, each answer kept for the rest of the process
+    (until ``forget()``)."""
+    key = (dotted, level, from_dir, roots)
+    try:
+        return _resolved[key]
+    except KeyError:
+        pass
+    if len(_resolved) > _MAX_ENTRIES:
+        _resolved.clear()
+    found = _resolved[key] = resolve_module(dotted, level, from_dir, roots, listed_python_file)
+    return found
+
+
+def forget() -> None:
+    """Drop the folder listings and resolutions read so far (the tree may have changed)."""
+    _listings.clear()
+    _resolved.clear()
 
 
 def split_relative(name: str) -> tuple[str, int]:

@@ -50,12 +50,13 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, NamedTuple
-
-import libcst
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from npu_audit.source import SourceText
 from npu_audit.text import LINE_BREAK, line_starts
+
+if TYPE_CHECKING:  # imported where it parses: the rules import this module for its limits
+    import libcst
 
 __all__ = [
     "MAX_BRACKET_NESTING",
@@ -377,6 +378,8 @@ def call_with_large_stack(fn: Callable[..., Any], *args: Any, stack_size: int = 
 
 @lru_cache(maxsize=64)
 def _config_for(encoding: str) -> libcst.PartialParserConfig | None:
+    import libcst
+
     try:
         return libcst.PartialParserConfig(encoding=encoding)
     except Exception:
@@ -384,6 +387,8 @@ def _config_for(encoding: str) -> libcst.PartialParserConfig | None:
 
 
 def _parse_text(text: str, encoding: str) -> libcst.Module:
+    import libcst
+
     config = _config_for(encoding)
     with unvalidated_nodes():
         if config is None:
@@ -409,6 +414,8 @@ class unvalidated_nodes:  # noqa: N801 - used as a context manager
     _saved: Any = None
 
     def __enter__(self) -> unvalidated_nodes:
+        import libcst
+
         global _VALIDATION_OFF
         base = getattr(getattr(libcst, "CSTNode", None), "__post_init__", None)
         if base is None:
@@ -421,6 +428,8 @@ class unvalidated_nodes:  # noqa: N801 - used as a context manager
         return self
 
     def __exit__(self, *exc: object) -> None:
+        import libcst
+
         global _VALIDATION_OFF
         with _VALIDATION_LOCK:
             if _VALIDATION_OFF == 0:
@@ -456,6 +465,8 @@ def parse_module(source: SourceText, limits: SourceText | None = None) -> libcst
 
 
 def _parse_module(source: SourceText, limits: SourceText) -> libcst.Module | SyntaxProblem:
+    import libcst
+
     text = source.text
     whole = limits.text
     if len(whole) > MAX_PARSE_CHARS:
@@ -491,6 +502,8 @@ def _libcst(text: str, encoding: str, estimate: NestingEstimate) -> libcst.Modul
 def _when_libcst_fails(
     source: SourceText, exc: libcst.ParserSyntaxError, estimate: NestingEstimate
 ) -> libcst.Module | SyntaxProblem:
+    import libcst
+
     verdict = _cpython_verdict(source.text)
     if isinstance(verdict, SyntaxError):
         return _cpython_problem(source, verdict)

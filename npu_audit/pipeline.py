@@ -81,7 +81,7 @@ def _analyze(job: Job) -> FileReport:
         report.findings.append(_file_finding(module.code, job.display, module.message, module.line, module.column))
         return report
     report.parsed = True
-    from npu_audit.extract import extract_configs
+    from npu_audit.extract.extraction import extract_configs
 
     # (the interpreter and positions read the parsed text; findings, suppressions and fixes the original)
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
@@ -165,8 +165,10 @@ def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, i
 def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, kb) -> RunReport:
     from npu_audit.checks import all_rules
     from npu_audit.discover import discover
+    from npu_audit.imports import forget
     from npu_audit.settings import SettingsError
 
+    forget()  # import resolutions are kept for one run: the tree may have changed since the last one
     resolver = options.resolver or SettingsResolver(base, overrides, kb, options.isolated, all_rules())
     files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
                                settings=resolver)
@@ -194,6 +196,9 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
                                               "scenario": overrides.get("scenario", base.scenario)})
 
 
+_INIT_PY = os.sep + "__init__.py"
+
+
 def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...]) -> list[int]:
     """Files without NPU markers that take from a module which has them something that can carry NPU
     configuration: they can build or fill a config through it, so they are parsed too.
@@ -207,11 +212,27 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
 
     real_dirs: dict[str, str] = {}
 
-    def absolute(file: str) -> str:
-        folder, name = os.path.split(os.path.abspath(file))
+    def real_folder(folder: str) -> str:
+        """os.path.realpath of an absolute, normalised folder, one ``lstat`` per folder of the tree."""
         real = real_dirs.get(folder)
         if real is None:
-            real = real_dirs[folder] = os.path.realpath(folder)
+            parent, name = os.path.split(folder)
+            if not name:
+                real = folder
+            else:
+                real = os.path.join(real_folder(parent), name)
+                if os.path.islink(real):
+                    real = os.path.realpath(real)
+            real_dirs[folder] = real
+        return real
+
+    given_dirs: dict[str, str] = {}
+
+    def absolute(file: str) -> str:
+        folder, name = os.path.split(file)
+        real = given_dirs.get(folder)
+        if real is None:
+            real = given_dirs[folder] = real_folder(os.path.abspath(folder))
         return os.path.join(real, name)
 
     paths = [absolute(job.file) for job in jobs]
@@ -219,19 +240,46 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
     if not exports:
         return []
     is_file = set(paths).__contains__
+    # Every name an absolute import can start with and still find a file of the tree: the folders'
+    # and the modules' names. Most imports (tensorflow, numpy, os) name none of them and are answered
+    # without walking the importer's folders.
+    names: set[str] = set()
+    for path in paths:
+        names.update(path.split(os.sep))
+    names.update(name[:-3] for name in list(names) if name.endswith(".py"))
+    resolved: dict[tuple[str, int, str], Optional[str]] = {}
+
+    def resolve(dotted: str, level: int, here: str) -> Optional[str]:
+        if not level and dotted.partition(".")[0] not in names:
+            return None
+        key = (dotted, level, here)
+        if key not in resolved:
+            resolved[key] = resolve_module(dotted, level, here, roots, is_file)
+        return resolved[key]
+
+    # A module resolves to a file with NPU code only if its last name is that file's (or, for a
+    # package, its folder's): a cheap necessary condition tried before resolving.
+    export_names = {os.path.basename(os.path.dirname(p)) if p.endswith(_INIT_PY) else os.path.basename(p)[:-3]
+                    for p in exports}
+
+    def may_be_export(dotted: str) -> bool:
+        return not dotted or dotted.rpartition(".")[2] in export_names
 
     def takes_npu(imported: str, here: str) -> bool:
         module, _, member = imported.partition(":")
         dotted, level = split_relative(module)
-        found = resolve_module(dotted, level, here, roots, is_file)
-        if not member:
-            return found in exports
-        if found in exports:
-            names = exports[found]
-            if names is None or member == "*" or member in names:
-                return True
+        if may_be_export(dotted):
+            found = resolve(dotted, level, here)
+            if not member:
+                return found in exports
+            if found in exports:
+                members = exports[found]
+                if members is None or member == "*" or member in members:
+                    return True
+        elif not member:
+            return False
         submodule = f"{dotted}.{member}" if dotted else member
-        return resolve_module(submodule, level, here, roots, is_file) in exports
+        return may_be_export(submodule) and resolve(submodule, level, here) in exports
 
     out = []
     for i, report in enumerate(results):

@@ -846,7 +846,6 @@ class TreeReach:
     doubt, keep)."""
 
     _facts: dict[tuple[str, int, int], tuple[bool, tuple[str, ...]]] = {}
-    _resolved: dict[tuple[str, int, str, tuple[str, ...]], Optional[str]] = {}
 
     def __init__(self, folder: str, roots: tuple[str, ...], budget: int = 64):
         self.folder = folder
@@ -855,14 +854,9 @@ class TreeReach:
         self._answers: dict[str, bool] = {}
 
     def _resolve(self, dotted: str, level: int, folder: str) -> Optional[str]:
-        from npu_audit.imports import resolve_module
+        from npu_audit.imports import resolve_in_tree
 
-        key = (dotted, level, folder, self.roots)
-        if key not in self._resolved:
-            if len(self._resolved) > 100_000:
-                self._resolved.clear()
-            self._resolved[key] = resolve_module(dotted, level, folder, self.roots, os.path.isfile)
-        return self._resolved[key]
+        return resolve_in_tree(dotted, level, folder, self.roots)
 
     def __call__(self, dotted: str, level: int) -> bool:
         found = self._resolve(dotted, level, self.folder)

@@ -219,7 +219,7 @@ def test_flag_dependent_conditional_expression_keeps_both_values(tmp_path):
 
 
 def _extract_with(kb, tmp_path, source):
-    from npu_audit.extract import extract_configs
+    from npu_audit.extract.extraction import extract_configs
     from npu_audit.parse import parse_module
     from npu_audit.source import read_source
 

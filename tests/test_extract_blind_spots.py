@@ -16,7 +16,7 @@ def kb():
 
 
 def _extract(kb, tmp_path, source, extra=None):
-    from npu_audit.extract import extract_configs
+    from npu_audit.extract.extraction import extract_configs
     from npu_audit.parse import parse_module
     from npu_audit.source import read_source
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 from npu_audit.extract.model import CodeFact, Entry, Hazard, OptionWrite, SessionConfig
-from npu_audit.extract.positions import Range
+from npu_audit.extract.ranges import Range
 from npu_audit.findings import Finding, Fix, Related
 from npu_audit.knowledge.model import KnowledgeBase, Relation
 from npu_audit.knowledge.vocabulary import FATAL, INVALID_REACTIONS
 from npu_audit.settings import Settings
 
-if TYPE_CHECKING:  # (npu_audit.extract imports the interpreter: not needed to run the checks)
-    from npu_audit.extract import Extraction
+if TYPE_CHECKING:  # (extract.extraction imports the interpreter: not needed to run the checks)
+    from npu_audit.extract.extraction import Extraction
 
 DOCS_URL = "https://github.com/npu-audit/npu-audit/blob/main/README.md#rules"
 

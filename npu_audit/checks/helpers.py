@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
-
 from npu_audit.extract.model import OptionWrite
-from npu_audit.extract.positions import Range
+from npu_audit.extract.ranges import Range
 from npu_audit.findings import Edit
 
 if TYPE_CHECKING:
@@ -19,6 +17,8 @@ QUOTE_PREFIXES = ("rb", "br", "Rb", "bR", "RB", "BR", "rB", "Br", "b", "B", "r",
 def string_body_offset(node) -> Optional[int]:
     """Offset of the first character of a string literal's body inside its source, or None
     when source offsets and value offsets differ (escapes, implicit concatenation, f-strings)."""
+    import libcst as cst  # (here, not at the top: a warm run imports the checks without libcst)
+
     if not isinstance(node, cst.SimpleString):
         return None
     raw = node.value
@@ -93,6 +93,8 @@ def value_is_the_literal(w: OptionWrite) -> bool:
     """The written expression is exactly the literal that gave the value, possibly wrapped in
     ``as_bytes(...)``/``bytes(...)``/``str(...)`` or followed by ``.encode()``: rewriting that literal
     rewrites the whole value (not one arm of a conditional expression, not part of a computation)."""
+    import libcst as cst
+
     node = w.value_node
     while True:
         if node is w.value.source_node:

@@ -15,11 +15,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, Optional
 
-import libcst as cst
-
 from npu_audit.checks.base import describe
 from npu_audit.checks.helpers import edit_for, fixable_here
-from npu_audit.extract.tf2 import KIND
+from npu_audit.extract.model import TF2_OPTIONS_KIND as KIND
 from npu_audit.findings import Finding, Fix, Related
 from npu_audit.text import did_you_mean
 
@@ -186,6 +184,8 @@ def _known_prefix(table, group: str) -> tuple[str, str, str]:
 def _insert_groups(ctx, w, group: str, right: str) -> Optional[Fix]:
     """Unsafe fix for an option written in the wrong group: insert the missing groups before its name,
     when the right path extends the group the script is in."""
+    import libcst as cst  # (checks are imported where libcst is not: a warm run)
+
     prefix = f"{group}." if group else ""
     if not right.startswith(prefix) or not isinstance(w.key_node, cst.Name):
         return None
@@ -197,13 +197,15 @@ def _insert_groups(ctx, w, group: str, right: str) -> Optional[Fix]:
 
 
 def _rename(ctx, w, guess: str) -> Optional[Fix]:
+    import libcst as cst
+
     if not isinstance(w.key_node, cst.Name) or not fixable_here(ctx, w) or w.key_range is None:
         return None
     return Fix("unsafe", f"Rename '{w.key_node.value}' to '{guess}'", (edit_for(w.key_range, guess),))
 
 
 def _empty_at(r):
-    from npu_audit.extract.positions import Range
+    from npu_audit.extract.ranges import Range
 
     return Range(r.line, r.column, r.line, r.column)
 

@@ -9,11 +9,15 @@ wins" per entry while keeping every write, and tells "always" from "conditional"
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import libcst as cst
+from npu_audit.extract.ranges import Range
 
-from npu_audit.extract.positions import Range
+#: SessionConfig.kind and Entry.kind of the TF2 option object (npu_device.global_options())
+TF2_OPTIONS_KIND = "global_options"
+
+if TYPE_CHECKING:  # only in annotations: the checks and a warm run read the model without libcst
+    import libcst as cst
 
 
 class _Unresolved:

@@ -12,22 +12,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Union
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from npu_audit.extract.ranges import Range
 from npu_audit.text import line_starts
-
-
-@dataclass(frozen=True)
-class Range:
-    line: int  # 1-based
-    column: int  # 1-based, in characters
-    end_line: int
-    end_column: int  # 1-based, exclusive
 
 
 class _TrackingState(CodegenState):
@@ -110,7 +102,6 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
     return out
 
 
-@lru_cache(maxsize=4)
 @lru_cache(maxsize=4)
 def python_ast(text: str):
     """CPython's ast of ``text`` (shared by the steps that need line numbers: one parse per text), or

@@ -59,7 +59,6 @@ class Project:
         # edges (importer/caller file -> imported/called file), kept as plain data: networkx is slow to
         # import and only needed when the analysis really crossed into other files
         self._edges: dict[str, dict[str, str]] = {}
-        self._exists_cache: dict[str, bool] = {}
         self._folders: dict[Path, str] = {}  # importing file -> its real folder
 
     @property
@@ -76,20 +75,14 @@ class Project:
 
     # -- resolution ---------------------------------------------------------------------------
 
-    def _is_file(self, path: str) -> bool:
-        hit = self._exists_cache.get(path)
-        if hit is None:
-            hit = self._exists_cache[path] = os.path.isfile(path)
-        return hit
-
     def resolve(self, dotted: str, level: int, from_file: Path) -> Optional[Path]:
         """File of module ``dotted`` imported from ``from_file`` (``level`` leading dots), if in the tree."""
-        from npu_audit.imports import resolve_module
+        from npu_audit.imports import resolve_in_tree
 
         folder = self._folders.get(from_file)
         if folder is None:
             folder = self._folders[from_file] = str(from_file.resolve().parent)
-        found = resolve_module(dotted, level, folder, self._root_names, self._is_file)
+        found = resolve_in_tree(dotted, level, folder, self._root_names)
         return Path(found) if found is not None else None
 
     # -- loading ------------------------------------------------------------------------------

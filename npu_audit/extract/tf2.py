@@ -25,10 +25,10 @@ from typing import Optional
 
 import libcst as cst
 
-from npu_audit.extract.model import DeviceOpen, Entry, OptionWrite, SessionConfig
+from npu_audit.extract.model import TF2_OPTIONS_KIND, DeviceOpen, Entry, OptionWrite, SessionConfig
 from npu_audit.extract.symbols import UNKNOWN, Sym, make_value, to_python
 
-KIND = "global_options"  # SessionConfig.kind and Entry.kind of the TF2 option object
+KIND = TF2_OPTIONS_KIND  # SessionConfig.kind and Entry.kind of the TF2 option object
 UNKNOWN_PREFIX = "global_options()."  # key of a write to a path the adapter does not define
 
 

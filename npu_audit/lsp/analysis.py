@@ -85,8 +85,10 @@ class Engine:
 
     def analyze(self, uri: str, text: str, workspace_roots: tuple[str, ...]):
         """(FileReport, settings problem or None, Settings used); runs in a worker thread."""
+        from npu_audit.imports import forget
         from npu_audit.pipeline import analyze_file
 
+        forget()  # files may have been added or removed since the last analysis
         job, problem = self.job(uri, text, workspace_roots)
         return analyze_file(job), problem, job.settings
 

@@ -1,5 +1,3 @@
-import libcst as cst
-
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
 from npu_audit.checks.helpers import fixable_here
 from npu_audit.checks.rules import PRELUDE
@@ -52,6 +50,8 @@ class DuplicateOption(Rule):
                        '    custom_op.parameter_map["iterations_per_loop"].i = 100\n')
 
     def check(self, ctx):
+        import libcst as cst  # (here: the rules are imported where libcst is not needed, a warm run)
+
         for _config, entry in ctx.entries():
             for key, eff in entry.effective().items():
                 for first in eff.writes:

@@ -3,8 +3,8 @@ from typing import NamedTuple, Optional
 from npu_audit.checks import tf2
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.extract.model import TF2_OPTIONS_KIND as TF2_KIND
 from npu_audit.extract.model import OptionWrite
-from npu_audit.extract.tf2 import KIND as TF2_KIND
 from npu_audit.knowledge.vocabulary import SCENARIO_NAMES as NAMES
 
 

@@ -1,0 +1,252 @@
+"""One file's extraction: the interpreter run on a parsed module, the configs relevant to the file,
+their positions (:func:`extract_configs`)."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import libcst as cst
+
+from npu_audit.extract.interpreter import Interpreter
+from npu_audit.extract.model import CodeFact, SessionConfig
+from npu_audit.extract.positions import Range, statement_ranges
+from npu_audit.extract.project import ModuleState, Project
+from npu_audit.extract.recorder import PositionRecorder
+from npu_audit.extract.runconfig import object_hazards
+from npu_audit.knowledge.model import KnowledgeBase
+
+
+@dataclass
+class Extraction:
+    """The configs relevant to one file, with positions computed."""
+
+    display: str
+    configs: list[SessionConfig]
+    facts: list[CodeFact]  # code facts not tied to a config (NPUOptimizer(...), unlinked set_iteration_per_loop)
+    modules: dict[str, ModuleState] = field(default_factory=dict)  # display path -> module (for fixes)
+    dependencies: list[Path] = field(default_factory=list)  # other files read
+    ranges: dict[int, Range] = field(default_factory=dict)  # id(node) -> Range for every node positioned
+
+    def range_of(self, node) -> Optional[Range]:
+        return self.ranges.get(id(node)) if node is not None else None
+
+    def file_exists(self, path: str) -> bool:
+        """Whether a file exists at ``path``. Checks ask here rather than the file system: the path becomes a
+        dependency of the file's result, so the result cache reuses it only while the path still exists (or
+        still does not), and the language server re-analyses when it is saved."""
+        found = Path(os.path.abspath(path))
+        if found not in self.dependencies:
+            self.dependencies.append(found)
+        return found.exists()
+
+
+# Helper modules parsed in this process, reused by every script that imports them (libcst trees are
+# immutable; the interpreter keeps its state outside them). Keyed by real path, size and mtime.
+_PARSED: OrderedDict[tuple, Optional[tuple]] = OrderedDict()
+_PARSED_MAX = 256
+
+
+def _make_reader(max_bytes: int, display_for):
+    from npu_audit.parse import SyntaxProblem, parse_module
+    from npu_audit.source import ReadProblem, read_source
+
+    def reader(path: Path):
+        try:
+            st = os.stat(path)
+            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        except OSError:
+            return None
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            hit = _PARSED[key]
+            return None if hit is None else (display_for(path), *hit)
+        source = read_source(path, display_for(path), max_bytes)
+        result = None
+        if not isinstance(source, ReadProblem):
+            module = parse_module(source)
+            if not isinstance(module, SyntaxProblem):
+                result = (module, source.raw)
+        _PARSED[key] = result
+        if len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+        return None if result is None else (source.display, *result)
+
+    return reader
+
+
+def display_for_factory(root_display: str, root_file: Path):
+    """Display paths for helper modules: relative to the analysed file's folder, as the user gave it."""
+    base_display = Path(root_display).parent
+    base_file = root_file.resolve().parent
+
+    def display_for(path: Path) -> str:
+        path = path.resolve()
+        if path == root_file.resolve():
+            return root_display
+        try:
+            rel = path.relative_to(base_file)
+            return str(base_display / rel) if str(base_display) != "." else str(rel)
+        except ValueError:
+            import os
+
+            return os.path.relpath(path)
+
+    return display_for
+
+
+def extract_configs(
+    display: str,
+    file: Path,
+    module: cst.Module,
+    raw: bytes,
+    kb: KnowledgeBase,
+    roots: list[Path],
+    max_bytes: int = 10 * 1024 * 1024,
+    all_positions: bool = False,
+    text: Optional[str] = None,
+) -> Extraction:
+    display_for = display_for_factory(display, file)
+    project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
+    state = ModuleState(display=display, file=file.resolve(), module=module, raw=raw,
+                        original_ast=_original_ast(raw, display, text))
+    project.modules[state.file] = state
+    positions = PositionRecorder()
+    interp = Interpreter(project, kb, positions)
+    interp.run_module(state)
+    interp.run_standalone(state, text)
+    configs = [c for c in interp.configs if _relevant(c, display)]
+    facts = [f for f in interp.loose_facts + _unexpanded_object_hazards(interp)
+             if f.path == display or (f.calls and f.calls[0].path == display)]
+    modules = {m.display: m for m in project.modules.values()}
+    ranges = _compute_positions(configs, facts, modules, None if all_positions else display, positions.tops,
+                                {display: text} if text is not None else {})
+    return Extraction(
+        ranges=ranges,
+        display=display,
+        configs=configs,
+        facts=facts,
+        modules=modules,
+        dependencies=[p for p in project.dependencies(file) if p != file.resolve()],
+    )
+
+
+def _original_ast(raw: bytes, display: str, text: Optional[str]):
+    """CPython's ast of the original source when ``text`` (what was parsed) is a relevance slice of it;
+    None when it is the whole text or cannot be told."""
+    if text is None or not raw:
+        return None
+    from npu_audit.extract.positions import python_ast
+    from npu_audit.source import decode_source
+
+    decoded = decode_source(raw, display)
+    original = getattr(decoded, "text", None)
+    if original is None or original == text:
+        return None
+    return python_ast(original)
+
+
+def _unexpanded_object_hazards(interp: Interpreter) -> list[CodeFact]:
+    """What building a config object raises (DumpConfig(op_debug_level=...): TypeError) when no NPURunConfig
+    the interpreter read takes the object (a helper that returns it to code npu-audit cannot follow): the
+    object is checked where it is built, as code facts (an expanded object's hazards are its entry's)."""
+    out = []
+    for obj in interp.config_objects:
+        if obj.expanded:
+            continue
+        for hazard in object_hazards(obj):
+            out.append(CodeFact(kind="config-object-hazard", value=None, path=hazard.path, node=hazard.node,
+                                detail=hazard.message, branches=hazard.branches, calls=hazard.calls))
+    return out
+
+
+def _relevant(config: SessionConfig, display: str) -> bool:
+    if config.path == display or (config.calls and config.calls[0].path == display):
+        return True
+    if any(op.path == display or (op.calls and op.calls[0].path == display) for op in config.opens):
+        return True
+    for entry in config.all_entries():
+        if entry.path == display or (entry.calls and entry.calls[0].path == display):
+            return True
+        for w in entry.writes:
+            if w.path == display or (w.calls and w.calls[0].path == display):
+                return True
+    return False
+
+
+def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modules: dict[str, ModuleState],
+                       only: Optional[str] = None, tops: Optional[dict] = None, texts: Optional[dict] = None) -> dict:
+    """Ranges of every node a finding or the config view may show. With ``only``, just the nodes of that
+    file (positions cost a code-generation pass per module; helper modules are skipped unless needed)."""
+    wanted: dict[str, list] = {}
+
+    def want(path, node):
+        if node is not None and (only is None or path == only):
+            wanted.setdefault(path, []).append(node)
+
+    seen_entries = set()
+    for config in configs:
+        want(config.path, config.node)
+        for call in config.calls:
+            want(call.path, call.node)
+        for rewrite in config.rewrite:
+            want(rewrite.path, rewrite.node)
+        for fact in config.facts:
+            want(fact.path, fact.node)
+        for op in config.opens:
+            want(op.path, op.node)
+            for call in op.calls:
+                want(call.path, call.node)
+        for entry in config.all_entries():
+            if id(entry) in seen_entries:
+                continue
+            seen_entries.add(id(entry))
+            want(entry.path, entry.node)
+            want(entry.path, entry.name_node)
+            for call in entry.calls:
+                want(call.path, call.node)
+            for h in entry.hazards:
+                want(h.path, h.node)
+                for call in h.calls:
+                    want(call.path, call.node)
+            for w in entry.writes + entry.name_writes:
+                for node in (w.target_node, w.stmt_node, w.key_node, w.value_node, w.field_node, w.value.source_node):
+                    want(w.path if node is not w.value.source_node else (w.value.source_path or w.path), node)
+                for call in w.calls:
+                    want(call.path, call.node)
+    for fact in facts:
+        want(fact.path, fact.node)
+        for call in fact.calls:
+            want(call.path, call.node)
+    ranges: dict[int, object] = {}
+    for path, nodes in wanted.items():
+        state = modules.get(path)
+        if state is not None:
+            ranges.update(statement_ranges(state.module, (texts or {}).get(path), nodes, tops or {}))
+
+    def get(node):
+        return ranges.get(id(node)) if node is not None else None
+
+    for config in configs:
+        config.range = get(config.node)
+        for rewrite in config.rewrite:
+            rewrite.range = get(rewrite.node)
+        for fact in config.facts:
+            fact.range = get(fact.node)
+        for op in config.opens:
+            op.range = get(op.node)
+        for entry in config.all_entries():
+            entry.range = get(entry.node)
+            for h in entry.hazards:
+                h.range = get(h.node)
+            for w in entry.writes + entry.name_writes:
+                w.range = get(w.target_node) or get(w.stmt_node)
+                w.key_range = get(w.key_node)
+                w.value_range = get(w.value_node)
+                w.field_range = get(w.field_node)
+    for fact in facts:
+        fact.range = get(fact.node)
+    return ranges
