@@ -11,6 +11,7 @@ computed exactly gives ``UNKNOWN`` (or ``UNRESOLVED`` for plain values), never a
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import Any, Optional
 
 import libcst as cst
@@ -77,11 +78,18 @@ def read_through_name(sym: Sym) -> Sym:
 
 # -- literals --------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=8192)
+def _string_value(source: str) -> Any:
+    """The value of a string literal's source text (libcst's ``evaluated_value``: ``ast.literal_eval``),
+    once per distinct text: scripts repeat the same keys and values many times."""
+    return ast.literal_eval(source)
+
+
 def literal(node: cst.CSTNode, path: Optional[str]) -> Sym:
     """The value of a string or number literal (``path``: the module it is written in)."""
     try:
         if isinstance(node, cst.SimpleString):
-            return Const(node.evaluated_value, origin="literal", node=node, path=path)
+            return Const(_string_value(node.value), origin="literal", node=node, path=path)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             text = node.value
             number: Any
