@@ -1,11 +1,13 @@
 """Precision of npu-audit on the triage sample, per severity and per check.
 
     python tests/triage/precision.py [--sample tests/triage/sample.tsv] [--root /work] [--report REPORT.json]
+                                     [--report-prefix zoo/] [--jobs N]
 
 Re-reads the hand-judged sample (sample.tsv: one finding per row with its verdict ``right``, ``wrong``
 or ``right-but-wrong-severity`` and the severity it should have), runs npu-audit on the sampled files
 (from ``--root``, the folder the sample's paths are relative to; or reads ``--report``, an existing
-``--format json`` report) and matches each sampled finding (same path, line and code) in the result.
+``--format json`` report; ``--report-prefix zoo/`` puts ``zoo/`` before its paths when it was run from
+inside the tree) and matches each sampled finding (same path, line and code) in the result.
 
 A finding still reported is *correct* when its verdict is not ``wrong`` and it is now reported at the
 severity it should have. Precision of a severity (or check) = correct / still reported at that severity.
@@ -41,9 +43,9 @@ def read_sample(path: Path) -> list[dict]:
     return rows
 
 
-def run_npu_audit(paths: list[str], root: Path) -> dict:
+def run_npu_audit(paths: list[str], root: Path, jobs: int | None = None) -> dict:
     cmd = [sys.executable, "-m", "npu_audit", "--format", "json", "--no-cache", "--isolated", "--exit-zero",
-           *sorted(set(paths))]
+           *(["--jobs", str(jobs)] if jobs else []), *sorted(set(paths))]
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=os.environ.copy())
     if done.returncode not in (0, 1):
         raise SystemExit(f"npu-audit failed ({done.returncode}):\n{done.stderr}")
@@ -116,12 +118,17 @@ def main(argv=None) -> int:
     parser.add_argument("--root", type=Path, default=Path("/work"),
                         help="the folder the sample's paths are relative to (default /work)")
     parser.add_argument("--report", type=Path, help="read this --format json report instead of running npu-audit")
+    parser.add_argument("--report-prefix", default="",
+                        help="put before every path of --report (e.g. zoo/ for a report run from inside zoo/)")
+    parser.add_argument("--jobs", type=int, help="worker processes for npu-audit (default: its own)")
     args = parser.parse_args(argv)
     rows = read_sample(args.sample)
     if args.report:
         report = json.loads(args.report.read_text(encoding="utf-8"))
+        for d in report["diagnostics"]:
+            d["path"] = args.report_prefix + d["path"]
     else:
-        report = run_npu_audit([r["path"] for r in rows], args.root)
+        report = run_npu_audit([r["path"] for r in rows], args.root, args.jobs)
     print(render(*tally(rows, report)))
     return 0
 
