@@ -16,6 +16,10 @@ from npu_audit.knowledge.model import Condition
 
 T, F, U = "T", "F", "U"
 ABSENT = object()
+# the value of a write made with another AttrValue field than the adapter reads, for a view that sets such
+# writes aside (``OptionView(skip_wrong_field=True)``): the option counts as written, but no condition
+# holds or fails on it
+SKIP = object()
 
 
 def _and(a: str, b: str) -> str:
@@ -123,10 +127,15 @@ class OptionView:
     """
 
     def __init__(self, effective: dict[str, EffectiveOption], path: Optional[set] = None,
-                 fields: Optional[dict[str, str]] = None, strict: bool = False):
+                 fields: Optional[dict[str, str]] = None, strict: bool = False, skip_wrong_field: bool = False):
         self.effective = effective
         self.path = path
         self.fields = fields or {}
+        # skip_wrong_field: a write with another AttrValue field than the one the adapter reads is its own
+        # defect (wrong-field): the adapter fails on it first, or reads nothing from it. Its value is SKIP,
+        # so a relation is judged only on the runs where the option's value comes from a well-formed write
+        # (or from no write at all), never as a consequence of the wrong field
+        self.skip_wrong_field = skip_wrong_field
         # strict: the run that takes exactly the branches of ``path`` and no other optional branch, so
         # writes outside the path do not happen (used to tell writes that one run takes together from
         # writes under separate conditions)
@@ -143,7 +152,7 @@ class OptionView:
             return U
         expected = self.fields.get(w.key)
         if expected and w.field and w.via == "parameter_map" and w.field != expected:
-            return {"b": False, "i": 0, "s": ""}[expected]
+            return SKIP if self.skip_wrong_field else {"b": False, "i": 0, "s": ""}[expected]
         return normalise(w.value.python) if w.value.resolved else U
 
     def alternatives(self, key: str) -> list[Any]:
@@ -258,6 +267,8 @@ def evaluate(cond: Condition, view: OptionView) -> set[str]:
         out = set()
         for left in view.alternatives(cast(str, cond.key)):  # (gt_key names both options)
             for right in view.alternatives(cast(str, cond.operand)):
+                if left is SKIP or right is SKIP:
+                    continue
                 if left is U or right is U:
                     out.add(U)
                 elif left is ABSENT or right is ABSENT:
@@ -266,7 +277,8 @@ def evaluate(cond: Condition, view: OptionView) -> set[str]:
                     a, b = _number(left), _number(right)
                     out.add(U if a is None or b is None else (T if a > b * cond.factor else F))
         return out
-    return {_atom(cond, value, view) for value in view.alternatives(cast(str, cond.key))}  # (atoms name one)
+    return {_atom(cond, value, view) for value in view.alternatives(cast(str, cond.key))  # (atoms name one)
+            if value is not SKIP}
 
 
 def verdict(result: set[str]) -> Optional[str]:

@@ -3,6 +3,11 @@
 Relations are checked per optimizer entry, as the adapter does. A hit is reported on the subject's
 line when the user wrote the subject, else on another option of the relation that the user wrote;
 options NPURunConfig writes by itself are never blamed.
+
+A write made with another AttrValue field than the adapter reads is its own defect (wrong-field): the
+adapter fails on it first or reads nothing from it, so relations never follow from its value (the views
+here set it aside, conditions.SKIP). A hit found on a branch path names the conditions of the run on
+which it happens: the path of the write that triggers it, plus the branch of the write that makes it.
 """
 
 from __future__ import annotations
@@ -96,12 +101,14 @@ def evaluate_relations(ctx: CheckContext) -> list[RelationHit]:
             if rel.kind in ("gated", "overrides") and not _user_candidates(effective, rel.subject):
                 continue  # the option without effect was written by NPURunConfig itself, not by the user
             for path in _paths(rel, effective):
-                view = OptionView(effective, expand(path, effective) if path else None, fields)
+                view = OptionView(effective, expand(path, effective) if path else None, fields, skip_wrong_field=True)
                 certainty, missing = _violation(rel, view, effective, path)
                 if certainty is None:
                     continue
                 witness = path
                 if path:
+                    if certainty == "conditional":  # not on every run of the path: name the branch that makes it
+                        witness = _narrower(rel, effective, fields, path) or path
                     certainty = "conditional"
                 elif certainty == "conditional":
                     witness = _witness(rel, effective, fields) or path
@@ -147,7 +154,7 @@ def _across_entries(ctx, hits: list[RelationHit], fields) -> list[RelationHit]:
                 continue
             if len({id(e) for e in entries for k in rel.keys if k in e.effective()}) < 2:
                 continue  # the options are not split over entries
-            certainty, _ = _violation(rel, OptionView(merged, None, fields), merged, frozenset())
+            certainty, _ = _violation(rel, OptionView(merged, None, fields, skip_wrong_field=True), merged, frozenset())
             if certainty is None:
                 continue
             how, where = co_occurrence(rel, merged, fields) if certainty == "conditional" else ("together", None)
@@ -175,9 +182,25 @@ def _all_paths(rel: Relation, effective) -> list[frozenset]:
 def _witness(rel: Relation, effective, fields) -> Optional[frozenset]:
     """A branch path on which a possible violation certainly happens (to name it in the message)."""
     for path in _all_paths(rel, effective):
-        certainty, _ = _violation(rel, OptionView(effective, expand(path, effective), fields), effective, path)
+        certainty, _ = _violation(rel, OptionView(effective, expand(path, effective), fields, skip_wrong_field=True), effective, path)
         if certainty == "always":
             return path
+    return None
+
+
+def _narrower(rel: Relation, effective, fields, path: frozenset) -> Optional[frozenset]:
+    """``path`` plus the branch of another write of the relation's options on which a violation found
+    on ``path`` only possibly happens certainly happens (an overwrite under its own ``if``), so the
+    message names every condition of that run; None when no single branch does it."""
+    for other in _all_paths(rel, effective):
+        if other <= path:
+            continue
+        union = expand(path | other, effective)
+        if not consistent(union):
+            continue
+        view = OptionView(effective, union, fields, skip_wrong_field=True)
+        if _violation(rel, view, effective, path | other)[0] == "always":
+            return path | other
     return None
 
 
@@ -192,7 +215,7 @@ def co_occurrence(rel: Relation, effective, fields) -> tuple[str, Optional[objec
     ``("unknown", None)`` otherwise (unresolved values, three or more conditions)."""
     paths = sorted(_all_paths(rel, effective), key=len)
     for path in [frozenset()] + paths:
-        view = OptionView(effective, expand(path, effective), fields, strict=True)
+        view = OptionView(effective, expand(path, effective), fields, strict=True, skip_wrong_field=True)
         if _violation(rel, view, effective, path)[0] == "always":
             return "together", path
     for i, a in enumerate(paths):
@@ -202,7 +225,7 @@ def co_occurrence(rel: Relation, effective, fields) -> tuple[str, Optional[objec
             union = expand(a | b, effective)
             if not consistent(union):
                 continue  # arms of one if/else (or of two tests of the same expression): never together
-            if _violation(rel, OptionView(effective, union, fields, strict=True), effective, a | b)[0] == "always":
+            if _violation(rel, OptionView(effective, union, fields, strict=True, skip_wrong_field=True), effective, a | b)[0] == "always":
                 return "separate", (a, b)
     return "unknown", None
 
