@@ -40,3 +40,18 @@ def test_a_wrong_field_switch_does_not_make_its_gated_options_reported_again(tmp
     found = sorted((f.line, f.code) for f in findings_of(tmp_path, source) if f.code in ("NPU102", "NPU201", "NPU302"))
     assert found == [(7, "NPU102")]
 
+
+def test_the_text_of_a_guard_is_never_taken_from_a_freed_node_with_the_same_id():
+    # the cache of guard texts is keyed by id(node); ids are reused once a node of a file analysed
+    # earlier is freed, so an entry left by another node must not be returned (it made conflicts under
+    # two flags flip between info and warning depending on the files analysed before)
+    import libcst as cst
+
+    from npu_audit.checks import conditions
+    from npu_audit.extract.model import BranchStep
+
+    test = cst.parse_expression("FLAGS.use_dump")
+    step = BranchStep(node_id=1, arm=0, kind="if", has_else=False, description="if FLAGS.use_dump", node=test)
+    conditions._TEST_TEXT[id(test)] = (cst.parse_expression("FLAGS.other"), "FLAGS.other")
+    assert conditions.test_text(step) == "FLAGS.use_dump"
+    assert conditions.test_text(step) == "FLAGS.use_dump"

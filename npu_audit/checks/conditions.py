@@ -62,7 +62,9 @@ def compatible(w: OptionWrite, path: set) -> bool:
     return all(arms.get(b.node_id, b.arm) == b.arm for b in w.branches)
 
 
-_TEST_TEXT: dict[int, Optional[str]] = {}
+# id(node) -> (node, text): the node is kept so that the id of a node freed since (a file analysed
+# earlier in the same process) is never taken for the same test: ids are reused after collection
+_TEST_TEXT: dict[int, tuple[Any, Optional[str]]] = {}
 
 
 def test_text(step) -> Optional[str]:
@@ -71,16 +73,19 @@ def test_text(step) -> Optional[str]:
     if step.kind != "if" or step.node is None:
         return None
     key = id(step.node)
-    if key not in _TEST_TEXT:
-        if len(_TEST_TEXT) > 50_000:
-            _TEST_TEXT.clear()
-        try:
-            import libcst as cst
+    cached = _TEST_TEXT.get(key)
+    if cached is not None and cached[0] is step.node:
+        return cached[1]
+    if len(_TEST_TEXT) > 50_000:
+        _TEST_TEXT.clear()
+    try:
+        import libcst as cst
 
-            _TEST_TEXT[key] = " ".join(cst.Module([]).code_for_node(step.node).split())
-        except Exception:  # noqa: BLE001 - a node libcst cannot print is simply not matched
-            _TEST_TEXT[key] = None
-    return _TEST_TEXT[key]
+        text: Optional[str] = " ".join(cst.Module([]).code_for_node(step.node).split())
+    except Exception:  # noqa: BLE001 - a node libcst cannot print is simply not matched
+        text = None
+    _TEST_TEXT[key] = (step.node, text)
+    return text
 
 
 def expand(path, effective: dict[str, EffectiveOption]) -> set:
