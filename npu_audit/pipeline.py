@@ -37,6 +37,29 @@ def _file_finding(rule_name: str, display: str, message: str, line: int = 1, col
                    name=rule.name, severity=rule.severity, message=message)
 
 
+#: Allocations between two young-generation collections (CPython's default is 700). An analysis
+#: allocates millions of short-lived objects next to large long-lived trees (parsed helper modules,
+#: the knowledge base): with the default, the collector ran so often that it cost about a tenth of the
+#: analysis time (benchmarks: ``farm-bench`` A/B on a real folder, ``--jobs 1``: 0.89 of the time).
+GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def prepare_analysis_process(freeze: bool = True) -> None:
+    """Make this process ready to analyse many files: a collector tuned to the analysis's allocation
+    pattern and, in a worker (``freeze``), the analysis code and knowledge base loaded once and moved out
+    of the collector's sight (they live as long as the process)."""
+    import gc
+
+    gc.set_threshold(*GC_THRESHOLDS)
+    if freeze:
+        import npu_audit.checks  # noqa: F401 - loaded now, frozen below
+        import npu_audit.extract.extraction  # noqa: F401
+        from npu_audit.knowledge.loader import load
+
+        load()
+        gc.freeze()
+
+
 def analyze_file(job: Job) -> FileReport:
     """Analyse one file; never raises."""
     try:
@@ -334,6 +357,8 @@ def _execute(jobs: list[Job], options: RunOptions) -> list[FileReport]:
     if workers > 1 and len(todo) > 1:
         _in_workers(jobs, todo, min(workers, len(todo)), finished)
     else:
+        if todo:
+            prepare_analysis_process(freeze=False)
         for i in todo:
             finished(i, analyze_file(jobs[i]))
     if cache:
@@ -354,4 +379,4 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
             "the other files were. If it ran out of memory, exclude the file or split it"))
         return failed
 
-    run_in_workers(analyze_file, jobs, todo, workers, finished, died)
+    run_in_workers(analyze_file, jobs, todo, workers, finished, died, setup=prepare_analysis_process)

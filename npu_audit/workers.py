@@ -10,15 +10,17 @@ again alone in a process of its own (where its death is that item's own doing, r
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 _STARTED, _FINISHED = 1, 2
 _states = None  # in a worker: the shared array of item states (index -> 0, _STARTED or _FINISHED)
 
 
-def _init_worker(states) -> None:
+def _init_worker(states, setup: Optional[Callable[[], None]] = None) -> None:
     global _states
     _states = states
+    if setup is not None:
+        setup()
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
@@ -33,9 +35,11 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]]) -> list[t
 
 
 def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,
-                   finished: Callable[[int, Any], None], died: Callable[[int, str], Any]) -> None:
+                   finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
+                   setup: Optional[Callable[[], None]] = None) -> None:
     """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
-    calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``."""
+    calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
+    ``setup`` (a module-level function) runs once in each worker before its first item."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -47,7 +51,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
         chunks = [pending[k:k + size] for k in range(0, len(pending), size)]
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
-                                 initializer=_init_worker, initargs=(states,)) as pool:
+                                 initializer=_init_worker, initargs=(states, setup)) as pool:
             futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk]): chunk for chunk in chunks}
             for future in as_completed(futures):
                 try:

@@ -39,6 +39,9 @@ class Engine:
     """Editor-independent state of the server: settings, open documents, analyses."""
 
     def __init__(self, workers: int = 2):
+        from npu_audit.pipeline import prepare_analysis_process
+
+        prepare_analysis_process(freeze=False)  # (the server's own objects stay collectable)
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="npu-audit-analysis")
         self.settings = ClientSettings()
         self.docs: dict[str, DocState] = {}
