@@ -19,7 +19,8 @@ class DuplicateOption(Rule):
     what = (
         "Reports an option written again, unconditionally and with another value, later on the same optimizer "
         "entry; and an option of an NpuOptimizer entry that a later entry of the same session config overwrites "
-        "(NPURunConfig(session_config=...) appends its own entry, whose defaults overwrite yours)."
+        "(NPURunConfig(session_config=...) appends its own entry, whose defaults overwrite yours), also when both "
+        "are built under one `if`: seen from the branches of the write, the overwrite is certain."
     )
     why = (
         "Only the last write reaches the device. The earlier value reads as if it mattered; when NPURunConfig's "
@@ -79,7 +80,7 @@ class DuplicateOption(Rule):
 
     def _across_entries(self, ctx):
         for config in ctx.configs:
-            entries = [e for e in config.all_entries() if e.is_npu]
+            entries = [e for e in config.all_entries() if e.is_npu is not False]  # named on some path
             if len(entries) < 2:
                 continue
             for i, earlier in enumerate(entries[:-1]):
@@ -87,13 +88,15 @@ class DuplicateOption(Rule):
                     mine = [w for w in eff.candidates if not w.implicit]
                     if not mine:
                         continue
+                    w = mine[-1]
+                    path = _path_of(w, earlier, entries)
+                    if not _named_on(earlier, path):
+                        continue
                     for later_entry in entries[i + 1:]:
-                        over = later_entry.effective().get(key)
-                        if over is None or not over.definitely_set:
+                        if not _named_on(later_entry, path):
                             continue
-                        last = over.last
-                        w = mine[-1]
-                        if _same(w, last):
+                        last = _overwrite(later_entry, key, path)
+                        if last is None or _same(w, last):
                             continue
                         lost = last.implicit
                         how = (f"NPURunConfig's own entry writes its default {describe(last.value.python)} after it, so "
@@ -106,3 +109,60 @@ class DuplicateOption(Rule):
                         if f:
                             yield f
                         break
+
+
+
+def _steps(w) -> frozenset:
+    return frozenset((b.node_id, b.arm) for b in w.branches)
+
+
+def _path_of(w, earlier, entries) -> frozenset:
+    """The branches of ``w``, plus the same arm of every ``if`` of the entries that tests the same expression."""
+    from npu_audit.checks.conditions import expand
+
+    steps = _steps(w)
+    if not steps:
+        return steps
+    every = {f"{n} {k}": v for n, e in enumerate(entries) for k, v in e.effective().items()}
+    every.update({f"{n} .name": v for n, e in enumerate(entries) for v in _names(e)})
+    return frozenset(expand(steps, every))
+
+
+def _names(entry) -> list:
+    from npu_audit.extract.model import EffectiveOption
+
+    return [EffectiveOption("name", entry.name_writes, entry.name_writes, False)] if entry.name_writes else []
+
+
+def _last_on(writes, path):
+    """The write that certainly comes last on every run through ``path`` (None when another value may follow, or
+    when nothing is certainly written there)."""
+    from npu_audit.checks.conditions import compatible
+
+    writes = [x for x in writes if compatible(x, set(path))]
+    certain = [i for i, x in enumerate(writes) if _steps(x) <= path]
+    if not certain:
+        return None
+    tail = writes[certain[-1]:]
+    return tail[-1] if all(_same(x, tail[-1]) for x in tail) else None
+
+
+def _named_on(entry, path) -> bool:
+    """The entry is named NpuOptimizer on every run through ``path`` (an entry named under the ``if`` that also
+    holds the write, say)."""
+    if entry.is_npu is not None:
+        return bool(entry.is_npu)
+    last = _last_on(entry.name_writes, path)
+    return last is not None and last.value.resolved and last.value.decoded() == "NpuOptimizer"
+
+
+def _overwrite(later_entry, key, path):
+    """The write of ``key`` by ``later_entry`` that certainly comes last on every run through ``path`` (the
+    branches of the write it would overwrite), or None: a later entry built under the same ``if`` as the write
+    (a config and its NPURunConfig under one ``if``) overwrites it on every run that makes it."""
+    over = later_entry.effective().get(key)
+    if over is None:
+        return None
+    if over.definitely_set:
+        return over.last
+    return _last_on(over.writes, path)
