@@ -431,3 +431,16 @@ def test_settings_validation():
     assert overrides == {"release": "legacy", "select": ("NPU101", "NPU103")}
     assert len(problems) == 1 and "scenario" in problems[0]
     assert settings.parse_settings(None, kb) == ({}, [])
+
+
+def test_a_change_after_a_pause_is_analysed_at_once_and_a_burst_waits_for_the_user():
+    """The editor feels the delay between a change and its diagnostics: after a pause there is none
+    beyond the analysis itself; while the user types, a change waits as long as the last analysis took
+    (bounded), so that a slow analysis is not started for every keystroke."""
+    from npu_audit.lsp.analysis import DEBOUNCE_MIN_SECONDS, DEBOUNCE_SECONDS, change_delay
+
+    assert change_delay(quiet=5.0, busy=False, last_duration=0.12) == 0.0
+    assert change_delay(quiet=0.05, busy=False, last_duration=0.12) == 0.12  # typing faster than analyses
+    assert change_delay(quiet=5.0, busy=True, last_duration=0.12) == 0.12  # one is running: coalesce
+    assert change_delay(quiet=0.01, busy=False, last_duration=0.001) == DEBOUNCE_MIN_SECONDS
+    assert change_delay(quiet=0.2, busy=False, last_duration=4.0) == DEBOUNCE_SECONDS  # bounded wait

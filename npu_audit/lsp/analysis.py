@@ -1,9 +1,12 @@
 """Analysing buffers: the engine that runs :mod:`npu_audit.pipeline` on a buffer, and the scheduler
 that decides when.
 
-After a change the scheduler waits for the user to pause as long as the last analysis of that document
-took, within :data:`DEBOUNCE_MIN_SECONDS` and :data:`DEBOUNCE_SECONDS` (30–300 ms): a fast analysis
-answers almost at once, a slow one is not run for every keystroke (it could not keep up anyway).
+A change that comes after a pause (nothing typed in that document for longer than its debounce, and no
+analysis of it running) is analysed at once: the diagnostics arrive as soon as the analysis is done.
+During a burst of changes the scheduler waits for the user to pause as long as the last analysis of
+that document took, within :data:`DEBOUNCE_MIN_SECONDS` and :data:`DEBOUNCE_SECONDS` (30–300 ms): a
+slow analysis is not run for every keystroke (it could not keep up anyway, and analyses share one
+interpreter lock).
 Analyses run in worker threads (the engine's executor), so the server keeps answering meanwhile; each
 change bumps the document's generation, and the result of an older generation is dropped as stale.
 """
@@ -33,6 +36,14 @@ DEBOUNCE_MIN_SECONDS = 0.03
 def debounce(last_duration: float, longest: float = DEBOUNCE_SECONDS) -> float:
     """Seconds to wait after a change: the last analysis's duration, within the bounds."""
     return min(longest, max(DEBOUNCE_MIN_SECONDS, last_duration))
+
+
+def change_delay(quiet: float, busy: bool, last_duration: float, longest: float = DEBOUNCE_SECONDS) -> float:
+    """Seconds to wait before analysing a change that came ``quiet`` seconds after the previous change
+    of the document (``busy``: an analysis of it is scheduled or running): none after a pause, else the
+    debounce."""
+    wait = debounce(last_duration, longest)
+    return 0.0 if not busy and quiet >= wait else wait
 
 
 class Engine:
@@ -154,7 +165,10 @@ class Scheduler:
         """An open document changed: analyse it once the user pauses (the adaptive debounce)."""
         state = self.engine.docs.get(uri)
         if state is not None:
-            self.schedule(uri, debounce(state.last_duration, self.longest))
+            now = time.monotonic()
+            quiet, state.last_change = now - state.last_change, now
+            busy = state.pending is not None and not state.pending.done()
+            self.schedule(uri, change_delay(quiet, busy, state.last_duration, self.longest))
 
     def saved(self, uri: str, path: Optional[str]) -> None:
         """A document was saved: re-analyse it, and the open scripts that read it as a helper module."""

@@ -38,6 +38,7 @@ class DocState:
     dependencies: tuple[str, ...] = field(default_factory=tuple)
     release: Optional[str] = None  # from the settings of the last analysis (pyproject + client)
     last_duration: float = 0.0  # seconds the last analysis took (the next debounce)
+    last_change: float = float("-inf")  # time.monotonic() of the last change (a pause before a change: no wait)
 
     def cancel(self) -> None:
         """Cancel the scheduled or running analysis, if any."""
