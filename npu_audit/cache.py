@@ -47,6 +47,7 @@ class Cache:
         self._db: Optional[sqlite3.Connection] = None
         self._token: Optional[str] = None
         self._rows: Optional[dict] = None
+        self._deps_seen: dict[tuple, bool] = {}
         self.disabled_reason: Optional[str] = None
 
     def _connect(self) -> Optional[sqlite3.Connection]:
@@ -62,11 +63,42 @@ class Cache:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, token TEXT NOT NULL, size INTEGER,"
                        " mtime INTEGER, hash TEXT, deps TEXT NOT NULL, report TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db = db
         except (OSError, sqlite3.Error) as exc:
             self.disabled_reason = f"cache disabled: {exc}"
             self._db = None
         return self._db
+
+    def tool_token(self) -> str:
+        """What every entry depends on besides its file: cache schema, npu-audit version, knowledge base."""
+        if self._token is None:
+            from npu_audit.knowledge.loader import load
+
+            self._token = f"{SCHEMA}|{__version__}|{load().fingerprint}"
+            self._tokens = {}
+        return self._token
+
+    def run_fact(self, key: str) -> Optional[str]:
+        """A fact about a whole run stored under ``key`` (which must name everything it depends on)."""
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT value FROM runs WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row else None
+
+    def put_run_fact(self, key: str, value: str) -> None:
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            db.execute("DELETE FROM runs")  # one run's facts are kept: the last one
+            db.execute("INSERT OR REPLACE INTO runs (key, value) VALUES (?, ?)", (key, value))
+        except sqlite3.Error as exc:
+            self.disabled_reason = f"cache disabled: {exc}"
 
     def _run_token(self, job) -> str:
         if self._token is None:
@@ -104,7 +136,7 @@ class Cache:
             return None
         if deps:
             for dep in json.loads(deps):
-                if not self._fresh(dep["path"], dep["stat"], dep["hash"]):
+                if not self._dependency_fresh(dep["path"], dep["stat"], dep["hash"]):
                     return None
         try:
             if report.startswith("C"):  # a clean file npu-audit did not need to parse
@@ -126,8 +158,16 @@ class Cache:
                 return None
         return self._rows
 
+    def _dependency_fresh(self, path: str, stat: Optional[list], digest: Optional[str]) -> bool:
+        """``_fresh`` for a helper module, answered once per run (many scripts read the same helpers)."""
+        key = (path, tuple(stat) if stat else None, digest)
+        known = self._deps_seen.get(key)
+        if known is None:
+            known = self._deps_seen[key] = self._fresh(path, stat, digest)
+        return known
+
     @staticmethod
-    def _fresh(path: str, stat: list, digest: Optional[str]) -> bool:
+    def _fresh(path: str, stat: Optional[list], digest: Optional[str]) -> bool:
         now = _stat(path)
         if now is None:
             return digest is None

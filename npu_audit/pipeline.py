@@ -8,6 +8,7 @@ the cache; results are plain data (no libcst nodes) so they cross process bounda
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import traceback
 from dataclasses import dataclass, replace
@@ -204,12 +205,13 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         raise SettingsError("\n".join(resolver.errors))
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
                                  for p in problems]
-    results = _execute(jobs, options)
+    cache = _open_cache(options)
+    results = _execute(jobs, options, cache)
     # Second phase: files without NPU markers that import a module of the tree that has them can build
     # a config through its helpers; parse those too.
-    feeders = _feeders(jobs, results, roots)
+    feeders = _feeders_of_run(jobs, results, roots, cache)
     if feeders:
-        again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None))
+        again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None), cache)
         for i, report in zip(feeders, again):
             results[i] = report
     reports += results
@@ -220,6 +222,33 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
 
 
 _INIT_PY = os.sep + "__init__.py"
+
+
+def _open_cache(options: RunOptions):
+    from npu_audit.cache import Cache
+
+    return Cache(options.cache_dir) if options.cache_dir else None
+
+
+def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache) -> list[int]:
+    """:func:`_feeders`, or with a cache the answer of the last run when nothing it depends on changed
+    (the files, their contents, which were parsed, the roots, npu-audit and its knowledge base): a warm
+    run does not resolve the tree's imports again."""
+    if cache is None:
+        return _feeders(jobs, results, roots)
+    digest = hashlib.sha256(f"{cache.tool_token()}\0{os.getcwd()}\0{roots}".encode())
+    for job, report in zip(jobs, results):
+        digest.update(f"\0{job.file}\0{report.content_hash}\0{report.parsed}".encode())
+    key = "feeders|" + digest.hexdigest()
+    known = cache.run_fact(key)
+    if known is not None:
+        try:
+            return [int(i) for i in json.loads(known)]
+        except (TypeError, ValueError):
+            pass
+    found = _feeders(jobs, results, roots)
+    cache.put_run_fact(key, json.dumps(found))
+    return found
 
 
 def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...]) -> list[int]:
@@ -329,10 +358,7 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def _execute(jobs: list[Job], options: RunOptions) -> list[FileReport]:
-    from npu_audit.cache import Cache
-
-    cache = Cache(options.cache_dir) if options.cache_dir else None
+def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileReport]:
     results: dict[int, FileReport] = {}
     todo = []
     for i, job in enumerate(jobs):

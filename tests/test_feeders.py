@@ -89,3 +89,31 @@ def test_npu_exports_follow_what_carries_configuration():
     )
     assert npu_exports(ast.parse(text), text) == ["LOOPS", "cfg", "main", "op", "uses_cfg"]
     assert npu_exports(None, text) is None
+
+
+def test_a_warm_run_reuses_the_second_phase_only_while_nothing_it_depends_on_changed(tmp_path):
+    """With a cache, the files parsed because they import NPU code are remembered for the next run;
+    editing any file of the tree (here: a script that starts importing the helper, then a helper that
+    stops exporting NPU code) must give the answer a cold run gives."""
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "optimize.py").write_text(NPU_HELPER)
+    (tree / "train.py").write_text("import tensorflow as tf\n\nsess = tf.Session()\n")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+
+    def warm() -> dict:
+        done = subprocess.run([sys.executable, "-m", "npu_audit", "--format", "json", "--isolated", *cache, "."],
+                              capture_output=True, text=True, cwd=tree)
+        assert done.returncode in (0, 1), done.stderr
+        report = json.loads(done.stdout)
+        assert report["summary"] == _run(tree)["summary"]  # what a cold run says
+        return report
+
+    assert warm()["summary"]["files_parsed"] == 1
+    assert warm()["summary"]["files_parsed"] == 1  # (the remembered answer)
+    (tree / "train.py").write_text(
+        "import tensorflow as tf\nfrom optimize import session_config\n\nsess = tf.Session(config=session_config())\n")
+    assert warm()["summary"]["files_parsed"] == 2
+    assert warm()["summary"]["files_parsed"] == 2
+    (tree / "optimize.py").write_text("def session_config():\n    return None\n")
+    assert warm()["summary"]["files_parsed"] == 0
