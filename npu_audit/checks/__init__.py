@@ -53,8 +53,13 @@ def run_checks(ctx: CheckContext, enabled) -> list[Finding]:
 
 #: A finding of the first check on a write that also has a finding of the second is one finding: the
 #: write is never read (no-effect), so whether it suits the scenario is a further reason, not a
-#: further thing to fix (issue 12 cause 7; tests/triage/recall_cases/one_write_one_finding.py).
-FOLDED_INTO = {"scenario-mismatch": "no-effect"}
+#: further thing to fix (issue 12 cause 7; tests/triage/recall_cases/one_write_one_finding.py); a
+#: precision_mode value with a newer name needs no rename once it moves to precision_mode_v2
+#: (prefer-precision-mode-v2 gives the v2 value), so the rename is only mentioned as the alternative.
+#: A rule phrases what its folded finding adds with ``Rule.folded_reason`` (else "moreover, <message>").
+#: Nothing is folded when an inline suppression names either finding: the two are then judged apart,
+#: so suppressing one keeps the other as it would be alone, and the suppression is used.
+FOLDED_INTO = {"scenario-mismatch": "no-effect", "renamed-value": "prefer-precision-mode-v2"}
 
 
 def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]:
@@ -77,12 +82,13 @@ def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]
             order.append(group)
         groups.setdefault(group, []).append(f)
     codes = {rule.name: rule.code for rule in all_rules()}
+    suppressed = _suppression_matcher(ctx)
     for group in list(order):
         if len(group) == 1 or not groups[group]:
             continue
         into = codes.get(FOLDED_INTO.get(groups[group][0].name, ""))
         target = next((g for g in order if len(g) > 1 and g[0] == group[0] and g[1] == into and groups[g]), None)
-        if target is not None:
+        if target is not None and not any(suppressed(f) for f in groups[group] + groups[target]):
             groups[target].extend(groups[group])
             groups[group] = []
     out = []
@@ -91,6 +97,23 @@ def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]
         if members:
             out.append(members[0] if len(members) == 1 else _fold(ctx, members))
     return out
+
+
+def _suppression_matcher(ctx: CheckContext):
+    """Whether an inline suppression of the analysed file names a finding (``npu_audit.suppress``)."""
+    state = ctx.extraction.modules.get(ctx.path) if ctx.extraction is not None else None
+    raw = getattr(state, "raw", b"") or b""
+    if b"npu-audit:" not in raw.lower():
+        return lambda f: False
+    from npu_audit import suppress
+    from npu_audit.source import decode_source
+
+    source = decode_source(raw, ctx.path)
+    text = getattr(source, "text", None)
+    table = suppress.scan(text) if text is not None else None
+    if table is None:
+        return lambda f: False
+    return lambda f: table.matching(f) is not None
 
 
 def _fold(ctx: CheckContext, members: list[Finding]) -> Finding:
@@ -105,17 +128,25 @@ def _fold(ctx: CheckContext, members: list[Finding]) -> Finding:
     rep = max(members, key=lambda f: (SEVERITY_ORDER[f.severity], f is rep, -rank[id(f)]))
     origin = ctx.origins.get(id(rep))
     base = origin[1] if origin is not None else rep.message
-    reasons = []
+    reasons, asides, aside_fixes = [], [], []
+    rules = {rule.code: rule for rule in all_rules()}
     for f in members:
         if f is rep:
             continue
         other = ctx.origins.get(id(f))
+        aside = (rules[f.code].folded_reason(ctx, f, other[4] if other is not None and len(other) > 4 else None)
+                 if f.code != rep.code and f.code in rules else None)
+        if aside is not None:
+            if aside not in asides:
+                asides.append(aside)
+            aside_fixes.append(f.fix)
+            continue
         text = other[1] if other is not None else f.message
         if text != base and text not in reasons:
             reasons.append(text)
-    if not reasons:
+    if not reasons and not asides:
         return rep
-    extra = "".join(f"; moreover, {_lower_first(r)}" for r in reasons)
+    extra = "".join(f"; {a}" for a in asides) + "".join(f"; moreover, {_lower_first(r)}" for r in reasons)
     if rep.message.startswith(base):  # keep the "[may happen: ...]" suffix at the end
         message = base + extra + rep.message[len(base):]
     else:
@@ -127,7 +158,10 @@ def _fold(ctx: CheckContext, members: list[Finding]) -> Finding:
             if (r.path, r.line, r.column, r.message) not in seen:
                 seen.add((r.path, r.line, r.column, r.message))
                 related.append(r)
-    fix = rep.fix or next((f.fix for f in members if f.fix is not None and f.code == rep.code), None)
+    # (the fix of a folded finding phrased as an aside when the finding's own check has none: it does
+    # what the aside says)
+    fix = (rep.fix or next((f.fix for f in members if f.fix is not None and f.code == rep.code), None)
+           or next((x for x in aside_fixes if x is not None), None))
     merged = replace(rep, message=message, related=tuple(related), fix=fix)
     if origin is not None:
         ctx.origins[id(merged)] = (merged, base + extra, *origin[2:])

@@ -89,6 +89,11 @@ class Rule:
     def check(self, ctx: CheckContext) -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def folded_reason(self, ctx: CheckContext, finding: Finding, write: Optional[OptionWrite]) -> Optional[str]:
+        """What a finding of this rule adds when it is folded into another check's finding on the same write
+        (``checks.FOLDED_INTO``), as a clause appended to that finding's message; None: "moreover, <message>"."""
+        return None
+
     @property
     def help_uri(self) -> str:
         return f"{DOCS_URL.rsplit('#', 1)[0]}#{self.code.lower()}-{self.name}"

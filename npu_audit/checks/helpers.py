@@ -130,3 +130,61 @@ def overwritten(entry, w: OptionWrite) -> bool:
     the adapter never sees this value (duplicate-option reports the dead write)."""
     eff = entry.effective().get(w.key)
     return eff is not None and all(c is not w for c in eff.candidates)
+
+
+def flag_compared_with(ctx: CheckContext, w: OptionWrite, value: str) -> Optional[tuple[str, int]]:
+    """Where the script compares the flag whose default ``w`` writes with ``value`` (``FLAGS.x == value``,
+    ``args.x != value``, ``x in (value, ...)``): (path, line) of the first such comparison in the files of
+    the write, of the flag's default and of the analysed file; None when ``w``'s value is not a flag
+    default or nothing compares it. Changing that default alone (to a newer name of the same value, or
+    another key's value) makes those comparisons take the other branch."""
+    if w.value.origin != "flag-default" or not w.value.flag or ctx.extraction is None:
+        return None
+    flag = w.value.flag.rsplit(".", 1)[-1]
+    for path in dict.fromkeys(p for p in (ctx.path, w.path, w.value.source_path) if p):
+        tree = _python_ast_of(ctx, path)
+        line = _first_comparison(tree, flag, value) if tree is not None else None
+        if line is not None:
+            return path, line
+    return None
+
+
+def _python_ast_of(ctx: CheckContext, path: str):
+    import ast
+
+    state = ctx.extraction.modules.get(path) if ctx.extraction is not None else None
+    if state is None:
+        return None
+    if state.original_ast is not None:
+        return state.original_ast
+    from npu_audit.extract.positions import python_ast
+    from npu_audit.source import decode_source
+
+    text = getattr(decode_source(state.raw, path), "text", None) if state.raw else None
+    tree = python_ast(text) if text is not None else None
+    return tree if isinstance(tree, ast.AST) else None
+
+
+def _first_comparison(tree, flag: str, value: str) -> Optional[int]:
+    import ast
+
+    def reads_flag(node) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == flag) or (isinstance(node, ast.Name) and node.id == flag)
+
+    def is_value(node) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(is_value(e) for e in node.elts)
+        return isinstance(node, ast.Constant) and node.value in (value, value.encode("utf-8", "replace"))
+
+    lines = [node.lineno for node in ast.walk(tree)
+             if isinstance(node, ast.Compare) and len(node.ops) == 1
+             and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot))
+             and ((reads_flag(node.left) and is_value(node.comparators[0]))
+                  or (reads_flag(node.comparators[0]) and is_value(node.left)))]
+    return min(lines) if lines else None
+
+
+def comparison_place(ctx: CheckContext, place: tuple[str, int]) -> str:
+    """A place of :func:`flag_compared_with` as a message names it ("line 84", "other.py:84")."""
+    path, line = place
+    return f"line {line}" if path == ctx.path else f"{path}:{line}"

@@ -1,6 +1,13 @@
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
-from npu_audit.checks.helpers import edit_for, fixable_here, requote, value_is_the_literal
-from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.helpers import (
+    comparison_place,
+    edit_for,
+    fixable_here,
+    flag_compared_with,
+    requote,
+    value_is_the_literal,
+)
+from npu_audit.checks.rules import FLAG_PRELUDE, PRELUDE
 from npu_audit.findings import Fix
 
 
@@ -21,7 +28,10 @@ class PreferPrecisionModeV2(Rule):
         "precision_mode_v2 value with the same documented behaviour: allow_mix_precision(_fp16) -> mixed_float16, "
         "allow_mix_precision_bf16 -> mixed_bfloat16, must_keep_origin_dtype -> origin, force_fp16 -> fp16, "
         "force_fp32/cube_fp16in_fp32out -> cube_fp16in_fp32out. allow_fp32_to_fp16 and allow_fp32_to_bf16 have "
-        "no exact v2 equivalent."
+        "no exact v2 equivalent. A value with a newer precision_mode name (renamed-value) gets one finding: this "
+        "one, naming the newer name as the alternative for a script that keeps precision_mode. When the value is "
+        "a flag default that the script also compares with (`if FLAGS.precision_mode == \"allow_mix_precision\":`), "
+        "the message says that the comparison must change with it."
     )
     why = (
         "The docs recommend precision_mode_v2 and forbid setting both on one entry; migrating while the mapping "
@@ -40,7 +50,8 @@ class PreferPrecisionModeV2(Rule):
         Invalid(
             PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
             (Expect(7, 25, "precision_mode is superseded by precision_mode_v2: write precision_mode_v2 = "
-                           "'mixed_float16'"),),
+                           "'mixed_float16'; if you keep precision_mode, write its newer name "
+                           "'allow_mix_precision_fp16' instead of 'allow_mix_precision' (the same mode)"),),
             fixed=PRELUDE + 'custom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_float16")\n',
         ),
         Invalid(
@@ -53,6 +64,17 @@ class PreferPrecisionModeV2(Rule):
             (Expect(7, 25, "precision_mode is superseded by precision_mode_v2, but 'allow_fp32_to_fp16' has no exact "
                            "precision_mode_v2 equivalent: keep it, or choose a precision_mode_v2 value after checking "
                            "accuracy"),),
+        ),
+        Invalid(  # a flag default the script compares with: migrating the default alone breaks the `if`
+            FLAG_PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(args.precision_mode)\n'
+                           'if args.precision_mode == "allow_mix_precision":\n'
+                           '    custom_op.parameter_map["modify_mixlist"].s = b"ops_info.json"\n',
+            (Expect(11, 25, "precision_mode is superseded by precision_mode_v2: write precision_mode_v2 = "
+                            "'mixed_float16'; the value is the default of flag 'precision_mode', which line 12 "
+                            "compares with 'allow_mix_precision': change that comparison together with the default, "
+                            "or what it guards is silently switched off; if you keep precision_mode, write its "
+                            "newer name 'allow_mix_precision_fp16' instead of 'allow_mix_precision' (the same "
+                            "mode)"),),
         ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["precision_mode_v2"].s = tf.compat.as_bytes("mixed_float16")\n',
@@ -85,6 +107,13 @@ class PreferPrecisionModeV2(Rule):
                            "precision_mode_v2 equivalent: keep it, or choose a precision_mode_v2 value after checking "
                            "accuracy")
                 hint = f"`npu-audit --explain precision_mode` says how each precision_mode_v2 value differs from {value}"
+            compared = flag_compared_with(ctx, w, value)
+            if compared is not None:  # (a flag default: never fixed, the literal is not at the write)
+                where = comparison_place(ctx, compared)
+                message += (f"; the value is the default of flag '{w.value.flag}', which {where} compares with "
+                            f"{describe(value)}: change that comparison together with the default, or what it "
+                            "guards is silently switched off")
+                hint += f"; change the comparison at {where} as well"
             f = ctx.report(self, w, message, at="key", fix=fix, hint=hint)
             if f:
                 yield f

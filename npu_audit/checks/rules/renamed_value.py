@@ -1,6 +1,14 @@
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
-from npu_audit.checks.helpers import edit_for, fixable_here, literal_subrange, requote, value_is_the_literal
-from npu_audit.checks.rules import PRELUDE
+from npu_audit.checks.helpers import (
+    comparison_place,
+    edit_for,
+    fixable_here,
+    flag_compared_with,
+    literal_subrange,
+    requote,
+    value_is_the_literal,
+)
+from npu_audit.checks.rules import FLAG_PRELUDE, PRELUDE
 from npu_audit.findings import Fix
 
 
@@ -12,7 +20,12 @@ class RenamedValue(Rule):
     what = (
         "Reports values that have a newer documented name: legacy stream_max_parallel_num engine names "
         "(DNN_VM_TF, DNN_V100 -> DNN_VM_AICPU, AIcoreEngine) and value aliases such as precision_mode "
-        "allow_mix_precision (now allow_mix_precision_fp16) or force_fp32 (now cube_fp16in_fp32out)."
+        "allow_mix_precision (now allow_mix_precision_fp16) or force_fp32 (now cube_fp16in_fp32out). "
+        "On a precision_mode write that prefer-precision-mode-v2 reports, the rename is folded into that "
+        "finding as the alternative (moving to precision_mode_v2 replaces the value anyway). When the value "
+        "is a flag default that the script also compares with the old name (`if FLAGS.precision_mode == "
+        "\"allow_mix_precision\":`), the message says so: renaming the default alone would switch off "
+        "what that `if` guards."
     )
     why = (
         "Aliases behave the same but read as different modes; legacy engine names are not the names the "
@@ -20,7 +33,9 @@ class RenamedValue(Rule):
     )
     fix = "sometimes"
     fix_applicability = ("safe",)
-    fix_safety = "Safe: the rename tables (rules/migrations.toml) and value aliases are documented equivalences."
+    fix_safety = ("Safe: the rename tables (rules/migrations.toml) and value aliases are documented equivalences. "
+                  "Only literals written at the option are renamed: never a flag default (which the script may "
+                  "also compare with the old name) or a constant.")
     invalid = (
         Invalid(
             PRELUDE + 'custom_op.parameter_map["stream_max_parallel_num"].s = b"DNN_VM_TF:10,DNN_V100:1"\n',
@@ -28,21 +43,37 @@ class RenamedValue(Rule):
                            "-> AIcoreEngine): the current release documents the new names", severity='warning'),),
             fixed=PRELUDE + 'custom_op.parameter_map["stream_max_parallel_num"].s = b"DNN_VM_AICPU:10,AIcoreEngine:1"\n',
         ),
-        Invalid(
-            PRELUDE + 'custom_op.parameter_map["precision_mode"].s = b"force_fp32"\n',
+        Invalid(  # (staying on precision_mode: alone, this is folded into prefer-precision-mode-v2)
+            PRELUDE + 'custom_op.parameter_map["precision_mode"].s = b"force_fp32"  '
+                      '# npu-audit: ignore[prefer-precision-mode-v2]\n',
             (Expect(7, 47, "'force_fp32' is the old name of 'cube_fp16in_fp32out' for 'precision_mode' "
                            "(cube_fp16in_fp32out is the newer, clearer name with the same effect)"),),
-            fixed=PRELUDE + 'custom_op.parameter_map["precision_mode"].s = b"cube_fp16in_fp32out"\n',
+            fixed=PRELUDE + 'custom_op.parameter_map["precision_mode"].s = b"cube_fp16in_fp32out"  '
+                            '# npu-audit: ignore[prefer-precision-mode-v2]\n',
         ),
         Invalid(
-            PRELUDE + 'MODE = "force_fp32"\ncustom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(MODE)\n',
+            PRELUDE + 'MODE = "force_fp32"\ncustom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(MODE)  '
+                      '# npu-audit: ignore[NPU501]\n',
             (Expect(8, 47, "'force_fp32' is the old name of 'cube_fp16in_fp32out' for 'precision_mode' "
                            "(cube_fp16in_fp32out is the newer, clearer name with the same effect)"),),
+        ),
+        Invalid(  # a flag default the script compares with the old name: renaming the default alone breaks the `if`
+            FLAG_PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(args.precision_mode)  '
+                           '# npu-audit: ignore[NPU501]\n'
+                           'if args.precision_mode == "allow_mix_precision":\n'
+                           '    custom_op.parameter_map["modify_mixlist"].s = b"ops_info.json"\n',
+            (Expect(11, 47, "'allow_mix_precision' is the old name of 'allow_mix_precision_fp16' for 'precision_mode' "
+                            "(allow_mix_precision_fp16 is the newer, clearer name for the same float16 mixed "
+                            "precision); but it is the default of flag 'precision_mode', which line 12 compares with "
+                            "'allow_mix_precision': renaming only the default turns that comparison false and "
+                            "silently switches off what it guards"),),
         ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["stream_max_parallel_num"].s = b"DNN_VM_AICPU:10,AIcoreEngine:1"\n',
              '# npu-audit-test: release=legacy\n' + PRELUDE
-             + 'custom_op.parameter_map["stream_max_parallel_num"].s = b"DNN_VM_TF:10,DNN_V100:1"\n')
+             + 'custom_op.parameter_map["stream_max_parallel_num"].s = b"DNN_VM_TF:10,DNN_V100:1"\n',
+             # folded into prefer-precision-mode-v2 (which names the newer name as the alternative)
+             PRELUDE + 'custom_op.parameter_map["precision_mode"].s = b"force_fp32"\n')
 
     def check(self, ctx):
         if ctx.settings.release != "current":
@@ -66,12 +97,33 @@ class RenamedValue(Rule):
                 new = requote(node.value, str(fact.preferred))
                 if new:
                     fix = Fix("safe", f"Write {fact.preferred!r}", (edit_for(ctx.extraction.range_of(node), new),))
-            f = ctx.report(self, w,
-                           f"{describe(value)} is the old name of {describe(fact.preferred)} for '{w.key}'"
-                           + (f" ({fact.note})" if fact.note else ""),
-                           at="value", fix=fix, hint=f"write {fact.preferred!r}")
+            message = (f"{describe(value)} is the old name of {describe(fact.preferred)} for '{w.key}'"
+                       + (f" ({fact.note})" if fact.note else ""))
+            hint = f"write {fact.preferred!r}"
+            compared = flag_compared_with(ctx, w, value)
+            if compared is not None:  # (a flag default: never fixed, the literal is not at the write)
+                where = comparison_place(ctx, compared)
+                message += (f"; but it is the default of flag '{w.value.flag}', which {where} compares with "
+                            f"{describe(value)}: renaming only the default turns that comparison false and "
+                            "silently switches off what it guards")
+                hint = (f"write {fact.preferred!r} both as the flag's default and in the comparison at {where} "
+                        f"(or compare with both names)")
+            f = ctx.report(self, w, message, at="value", fix=fix, hint=hint)
             if f:
                 yield f
+
+    def folded_reason(self, ctx, finding, write):
+        """Folded into prefer-precision-mode-v2: migrating replaces the value, so the rename is the
+        alternative for a script that keeps precision_mode."""
+        if write is None or not write.value.resolved:
+            return None
+        value = write.value.decoded()
+        spec = ctx.spec(write.key)
+        fact = spec.value_fact(value) if spec else None
+        if fact is None or fact.preferred is None:
+            return None
+        return (f"if you keep {write.key}, write its newer name {describe(fact.preferred)} instead of "
+                f"{describe(value)} (the same mode)")
 
     def _engines(self, ctx, w, value, migration):
         offset = 0
