@@ -140,3 +140,40 @@ op.parameter_map["precision_mode"].s = tf.compat.as_bytes(FLAGS.precision_mode)
     dead = line_of(tmp_path, "# dead")
     assert [f.name for f in findings if f.line == dead] == ["duplicate-option"]
     assert next(f for f in findings if f.line == dead).severity == "warning"
+
+
+def test_a_helper_of_another_module_called_twice_is_one_finding_at_the_first_call(tmp_path):
+    # (sample-2026 id 3: HRNet's Trainer.build_graph() called twice with a swapped dump_debug_mode)
+    (tmp_path / "helper.py").write_text('''import tensorflow as tf
+
+
+def make_config(mode):
+    config = tf.ConfigProto()
+    op = config.graph_options.rewrite_options.custom_optimizers.add()
+    op.name = "NpuOptimizer"
+    op.parameter_map["enable_dump_debug"].b = True
+    op.parameter_map["dump_path"].s = tf.compat.as_bytes("/tmp/overflow")
+    op.parameter_map["dump_debug_mode"].s = tf.compat.as_bytes(mode)
+    return config
+''', encoding="utf-8")
+    findings = analyse(tmp_path, '''from helper import make_config
+
+init_config = tf.ConfigProto()
+init_op = init_config.graph_options.rewrite_options.custom_optimizers.add()
+init_op.name = "NpuOptimizer"
+init_sess = tf.Session(config=init_config)
+
+MODE = "./output/over_dump"
+train_config = make_config(MODE)  # first call
+eval_config = make_config(MODE)  # second call
+with tf.Session(config=train_config) as sess:
+    pass
+with tf.Session(config=eval_config) as sess:
+    pass
+''')
+    invalid = [f for f in findings if f.name == "invalid-value"]
+    assert len(invalid) == 1, [(f.line, f.message) for f in invalid]
+    (f,) = invalid
+    assert f.line == line_of(tmp_path, "# first call") and "(set by make_config() in helper.py)" in f.message
+    assert [(r.line, r.message) for r in f.related] == [
+        (line_of(tmp_path, "# second call"), "also reached through this call of make_config()")]

@@ -179,16 +179,23 @@ def merge_repeats(ctx: CheckContext, findings: list[Finding]) -> list[Finding]:
     An entry shared by two configs is checked once, but relations can be reached twice: exact repeats
     are dropped. A helper called twice builds two configs, and each reports the helper's lines, the
     messages differing only by the branch they may happen on: those become one finding, the most
-    severe (then the certain) one, with the calls that reach it as related locations."""
+    severe (then the certain) one, with the calls that reach it as related locations. A helper of
+    another module is reported at the call made here (``CheckContext.place``): called twice, its write
+    is still one defect, shown once at the first call, the other calls as related locations (sample-2026
+    id 3)."""
     groups: dict[tuple, list[Finding]] = {}
     for f in findings:
         origin = ctx.origins.get(id(f))
         base = origin[1] if origin is not None and origin[0] is f else f.message
-        members = groups.setdefault((f.line, f.column, f.code, base), [])
-        if all(m.message != f.message for m in members):
+        write = origin[4] if origin is not None and origin[0] is f and len(origin) > 4 else None
+        if write is not None and write.path != ctx.path:  # shown at a call: one group per write and message
+            key: tuple = ("call", write.path, id(write.stmt_node), id(write.target_node), write.key, f.code, base)
+        else:
+            key = (f.line, f.column, f.code, base)
+        members = groups.setdefault(key, [])
+        if all(m.message != f.message or (m.line, m.column) != (f.line, f.column) for m in members):
             members.append(f)
-    return [members[0] if len(members) == 1 else _merge(ctx, base, members)
-            for (_line, _column, _code, base), members in groups.items()]
+    return [members[0] if len(members) == 1 else _merge(ctx, key[-1], members) for key, members in groups.items()]
 
 
 def _merge(ctx: CheckContext, base: str, members: list[Finding]) -> Finding:
@@ -207,14 +214,18 @@ def _merge(ctx: CheckContext, base: str, members: list[Finding]) -> Finding:
         if not common and len(callees) == 1 and None not in callees:
             common = f"when {callees.pop()}() is called"  # unconditional in the helper, called on several paths
         message = f"{base} [may happen: {common}]" if common else f"{base} [may happen on some paths]"
+    # at a call made here (a helper of another module), several calls: shown at the first one
+    first = min(members, key=lambda f: (f.line, f.column))
+    if (first.line, first.column) != (rep.line, rep.column):
+        rep = replace(rep, line=first.line, column=first.column, end_line=first.end_line, end_column=first.end_column)
     related = list(rep.related)
-    seen = {(r.path, r.line, r.column) for r in related}
+    seen = {(r.path, r.line, r.column) for r in related} | {(ctx.path, rep.line, rep.column)}
     for f in members:
         origin = ctx.origins.get(id(f))
         calls = origin[3] if origin is not None else ()
         if not calls or ctx.extraction is None:
             continue
-        call = calls[-1]
+        call = _call_shown_at(ctx, calls, f)
         rng = ctx.extraction.range_of(call.node)
         if rng is None or (call.path, rng.line, rng.column) in seen:
             continue
@@ -224,6 +235,17 @@ def _merge(ctx: CheckContext, base: str, members: list[Finding]) -> Finding:
                                message=f"also reached through this call of {call.callee}(){when}"))
     fix = rep.fix or next((f.fix for f in members if f.fix is not None), None)
     return replace(rep, message=message, related=tuple(related), fix=fix)
+
+
+def _call_shown_at(ctx: CheckContext, calls, f: Finding):
+    """The call a finding is shown at (the innermost call made here, for a write in a helper of another
+    module), else the innermost call."""
+    assert ctx.extraction is not None
+    for call in reversed(calls):
+        rng = ctx.extraction.range_of(call.node) if call.path == ctx.path else None
+        if rng is not None and (rng.line, rng.column) == (f.line, f.column):
+            return call
+    return calls[-1]
 
 
 def _common_steps(branches: list[str]) -> str:
