@@ -61,10 +61,47 @@ class MalformedValue(Rule):
             for problem in problems[:MAX_PROBLEMS]:
                 part = text[problem.start:problem.end]
                 shown = f" at {part!r}" if part and len(part) <= 40 else ""
+                note = flag_note(w) if _from_flag(ctx, w, text, problem.start, problem.end) else ""
                 message = (f"'{w.key}' is malformed{shown}: {problem.message}; "
-                           f"{reaction(tf2.reaction(w, REACTION_TEXT.get(spec.on_invalid, '')), latent)}{flag_note(w)}")
+                           f"{reaction(tf2.reaction(w, REACTION_TEXT.get(spec.on_invalid, '')), latent)}{note}")
                 hint = f"expected {grammars.GRAMMARS[view.domain.grammar].summary}"
                 f = ctx.report(self, w, message, at=literal_subrange(ctx, w, problem.start, problem.end) or "value",
                                severity=severity, hint=hint)
                 if f:
                     yield f
+
+
+def _from_flag(ctx, w, text: str, start: int, end: int) -> bool:
+    """Whether the malformed part [start, end) of ``text`` may come from the flag default the value is
+    built from (so that the real run may differ): the flag's default overlaps it wherever it occurs in
+    ``text``, or cannot be found there (computed from it: may be). A literal around a flag
+    (``'{"output":"' + FLAGS.path + '", "L2": "on"}'``) is malformed whatever the flag says (sample-2026 id 60)."""
+    if w.value.origin != "flag-default" or not w.value.flag:
+        return False
+    defaults = _flag_defaults(ctx, w.value.flag)
+    spans = [(i, i + len(d)) for d in defaults if d for i in _occurrences(text, d)]
+    if not spans:
+        return True
+    end = max(end, start + 1)
+    return any(a < end and start < b for a, b in spans)
+
+
+def _flag_defaults(ctx, flag: str) -> list[str]:
+    """The string defaults declared for flag or argparse destination ``flag`` in the modules analysed."""
+    found = []
+    for state in (ctx.extraction.modules.values() if ctx.extraction is not None else ()):
+        for table in (getattr(state, "flags", None) or {}, getattr(state, "arguments", None) or {}):
+            declared = table.get(flag)
+            value = getattr(declared[0], "value", None) if declared else None
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            if isinstance(value, str):
+                found.append(value)
+    return found
+
+
+def _occurrences(text: str, part: str):
+    at = text.find(part)
+    while at >= 0:
+        yield at
+        at = text.find(part, at + 1)
