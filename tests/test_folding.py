@@ -66,3 +66,20 @@ def test_a_literal_written_at_the_option_is_not_a_flag_default(tmp_path):
             "if args.precision_mode == 'allow_mix_precision':\n    pass\n")
     (f,) = [f for f in findings_of(tmp_path, code) if f.code == "NPU306"]
     assert f.message == RENAME and f.fix is not None and f.fix.applicability == "safe"
+
+
+DEPRECATED_IN_INFERENCE = (PRELUDE + 'custom_op.parameter_map["graph_run_mode"].i = 0\n'
+                           'custom_op.parameter_map["enable_data_pre_proc"].b = True{comment}\n')
+
+
+@pytest.mark.parametrize("comment,codes", [
+    ("", ["NPU301"]),  # one finding: the scenario is a clause of the deprecation (sample-seed7 id 63)
+    ("  # npu-audit: ignore[NPU303]", ["NPU301"]),
+    ("  # npu-audit: ignore[NPU301]", ["NPU303"]),
+])
+def test_a_deprecated_option_written_for_the_other_scenario_is_one_finding(tmp_path, comment, codes):
+    found = [f for f in findings_of(tmp_path, DEPRECATED_IN_INFERENCE.format(comment=comment))
+             if f.code in ("NPU301", "NPU303", "NPU004")]
+    assert [f.code for f in found] == codes
+    if not comment:
+        assert "documented for training only, but this config is for online inference" in found[0].message

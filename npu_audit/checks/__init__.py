@@ -59,7 +59,9 @@ def run_checks(ctx: CheckContext, enabled) -> list[Finding]:
 #: A rule phrases what its folded finding adds with ``Rule.folded_reason`` (else "moreover, <message>").
 #: Nothing is folded when an inline suppression names either finding: the two are then judged apart,
 #: so suppressing one keeps the other as it would be alone, and the suppression is used.
-FOLDED_INTO = {"scenario-mismatch": "no-effect", "renamed-value": "prefer-precision-mode-v2"}
+# A finding folded into another check's finding on the same write and place (the first of these present):
+# a write that has no effect, or that is deprecated, need not also be discussed for its scenario.
+FOLDED_INTO = {"scenario-mismatch": ("no-effect", "deprecated-option"), "renamed-value": ("prefer-precision-mode-v2",)}
 
 
 def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]:
@@ -86,8 +88,9 @@ def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]
     for group in list(order):
         if len(group) == 1 or not groups[group]:
             continue
-        into = codes.get(FOLDED_INTO.get(groups[group][0].name, ""))
-        target = next((g for g in order if len(g) > 1 and g[0] == group[0] and g[1] == into and groups[g]), None)
+        targets = [codes.get(name) for name in FOLDED_INTO.get(groups[group][0].name, ())]
+        target = next((g for into in targets for g in order
+                       if len(g) > 1 and g[0] == group[0] and g[1] == into and groups[g]), None)
         if target is not None and not any(suppressed(f) for f in groups[group] + groups[target]):
             groups[target].extend(groups[group])
             groups[group] = []
