@@ -98,7 +98,11 @@ def _analyze(job: Job) -> FileReport:
         report.text = None
         return report
     kb = load()
-    parsed = _sliced(source, kb, job.file, job.roots)
+    parsed = _sliced(source, kb, job.file, job.roots, drop_if_idle=job.force_parse)
+    if parsed is None:  # a file without NPU markers whose slice keeps only imports: nothing to read
+        report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
+        report.text = None
+        return report
     module = parse_module(parsed, limits=source)
     if isinstance(module, SyntaxProblem):
         # syntax-error, or unreadable-file for a file above the parse budget
@@ -126,11 +130,13 @@ def _analyze(job: Job) -> FileReport:
     return report
 
 
-def _sliced(source, kb, file: str, roots: tuple[str, ...]):
+def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = False):
     """``source`` with the statements that cannot reach NPU configuration blanked (npu_audit.slicing):
     the same lines and columns for every statement kept. ``source`` itself when the slice is off
     (``NPU_AUDIT_NO_SLICE=1``), when CPython cannot parse the text (libcst then reports the syntax
-    error on the whole text) or when nothing is dropped."""
+    error on the whole text) or when nothing is dropped. None when ``drop_if_idle`` and the slice keeps
+    nothing but imports (a file of the second phase that only imports an NPU module: parsing and reading
+    it could give no config)."""
     from npu_audit import slicing
 
     if not slicing.enabled():
@@ -142,6 +148,8 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...]):
     here = os.path.realpath(os.path.dirname(os.path.abspath(file)))
     reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,))
     result = slicing.slice_text(source.text, python_ast(source.text), identifiers, reaches)
+    if drop_if_idle and result is not None and not result.kept_besides_imports:
+        return None
     if result is None or not result.blanked:
         return source
     return replace(source, text=result.text)

@@ -131,6 +131,7 @@ class SliceResult:
     blanked: int  # lines blanked (or holding an inserted ``pass``)
     statements: int  # statements (at any depth)
     kept: int  # statements kept
+    kept_besides_imports: int = 0  # statements kept other than imports: 0 when nothing can reach NPU code
 
 
 class _Scope:
@@ -834,8 +835,10 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
                 blanked += blank(u)
             else:
                 todo.extend((child, True) for child in u.blocks)
-    kept = sum(1 for u in builder.units if u.level >= 0)
-    return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=len(builder.units), kept=kept)
+    kept = [u for u in builder.units if u.level >= 0]
+    besides = sum(1 for u in kept if not isinstance(u.node, (ast.Import, ast.ImportFrom)))
+    return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=len(builder.units),
+                       kept=len(kept), kept_besides_imports=besides)
 
 
 class TreeReach:

@@ -68,7 +68,9 @@ def test_importing_only_names_without_npu_code_does_not_parse(tmp_path):
     (proj / "star.py").write_text("from utils import *\n")
     report = _run(tmp_path)
     parsed = report["summary"]["files_parsed"]
-    assert parsed == 3  # utils.py, train.py (takes a helper that builds a config), star.py
+    # utils.py and train.py (takes a helper that builds a config); star.py only re-exports the helpers
+    # (its importers read it when they are analysed), so on its own it can build no config
+    assert parsed == 2
     assert not [d for d in report["diagnostics"] if d["name"] == "syntax-error"]
 
 
@@ -117,3 +119,19 @@ def test_a_warm_run_reuses_the_second_phase_only_while_nothing_it_depends_on_cha
     assert warm()["summary"]["files_parsed"] == 2
     (tree / "optimize.py").write_text("def session_config():\n    return None\n")
     assert warm()["summary"]["files_parsed"] == 0
+
+
+def test_a_file_that_imports_npu_code_but_cannot_use_it_is_not_parsed(tmp_path):
+    """The second phase reads a marker-less file only if its relevance slice keeps something besides its
+    imports: a module that imports the NPU helper for a name it never uses (or uses only where no config
+    can flow) cannot build or fill a config, so libcst and the interpreter are spared."""
+    (tmp_path / "optimize.py").write_text(NPU_HELPER)
+    (tmp_path / "uses.py").write_text(
+        "import tensorflow as tf\nfrom optimize import session_config\n\nsess = tf.Session(config=session_config())\n")
+    (tmp_path / "idle.py").write_text(
+        "import numpy as np\nfrom optimize import session_config\n\n\ndef mean(values):\n    return np.mean(values)\n")
+    report = _run(tmp_path)
+    assert report["summary"]["files"] == 3
+    assert report["summary"]["files_parsed"] == 2  # optimize.py and uses.py; idle.py only imports the helper
+    shown = _run(tmp_path, "--show-config")["configs"]
+    assert [c["through"][0]["path"] for c in shown if c["through"]] == ["uses.py"]
