@@ -59,6 +59,9 @@ class Engine:
         self.fixes = FixCache()
         self._kb: Any = None
         self._rules_by_code: Optional[dict] = None
+        # the analysis code (libcst, the interpreter, the checks) and the knowledge base loaded while the
+        # editor starts up, not when the first document opens
+        self.executor.submit(_load_analysis)
 
     @property
     def kb(self) -> Any:
@@ -232,6 +235,15 @@ class Scheduler:
         if state is not None:
             state.fresh = (text, report)
         return report
+
+
+def _load_analysis() -> None:
+    import npu_audit.checks
+    import npu_audit.extract.extraction  # noqa: F401
+    from npu_audit.knowledge.loader import load
+
+    load()
+    npu_audit.checks.all_rules()
 
 
 def _log_task_error(task: asyncio.Future) -> None:
