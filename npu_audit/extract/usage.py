@@ -131,8 +131,27 @@ def _allowed_ast(ref: ast.Name, parents: list[ast.AST]) -> bool:
 def function_named(tree: ast.AST, name: str) -> Optional[ast.AST]:
     """The one function definition called ``name`` in ``tree`` (methods included), or None when there is
     none or more than one (then the whole module is the safe scope to scan)."""
-    found = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    found = _functions_of(tree).get(name, ())
     return found[0] if len(found) == 1 else None
+
+
+# The function definitions of the last few trees asked about, by name: one walk per tree, not one per
+# question (a script asks once per config it binds). Entries hold their tree, so an id is never reused.
+_FUNCTIONS: dict[int, tuple[ast.AST, dict[str, list[ast.AST]]]] = {}
+
+
+def _functions_of(tree: ast.AST) -> dict[str, list[ast.AST]]:
+    known = _FUNCTIONS.get(id(tree))
+    if known is not None and known[0] is tree:
+        return known[1]
+    index: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            index.setdefault(node.name, []).append(node)
+    if len(_FUNCTIONS) >= 8:
+        _FUNCTIONS.clear()  # (not one eviction: the language server asks from several threads)
+    _FUNCTIONS[id(tree)] = (tree, index)
+    return index
 
 
 def attributes_set_by_methods(cls: cst.ClassDef) -> dict[str, frozenset[str]]:
