@@ -48,6 +48,19 @@ class UnknownOption(Rule):
                            "adapter ignores it here"),),
         ),
         Invalid(
+            PRELUDE + 'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p", "task_trace": "on"}\'\n'
+                      'custom_op.parameter_map["fp_point"].s = b"resnet/conv1"\n',
+            (Expect(8, 25, "'fp_point' is a field of the profiling_options JSON, not a session option: the adapter "
+                           "ignores it here; the entry's profiling_options do not turn training_trace on, so nothing "
+                           "is lost today", "warning"),),
+        ),
+        Invalid(
+            PRELUDE + 'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p", "training_trace": "on"}\'\n'
+                      'custom_op.parameter_map["fp_point"].s = b"resnet/conv1"\n',
+            (Expect(8, 25, "'fp_point' is a field of the profiling_options JSON, not a session option: the adapter "
+                           "ignores it here"),),
+        ),
+        Invalid(
             PRELUDE + 'custom_op.parameter_map["enable_auto_mix_precision"].b = True\n',
             (Expect(7, 25, "'enable_auto_mix_precision' has no effect, the adapter does not read it: the line turns "
                            "mixed precision neither on nor off (the name follows TensorFlow's auto mixed precision "
@@ -96,6 +109,10 @@ class UnknownOption(Rule):
                 message = (f"'{w.key}' is a field of the profiling_options JSON, not a session option: "
                            "the adapter ignores it here")
                 hint = f"put \"{w.key}\" inside profiling_options and set profiling_mode to True"
+                if w.key in TRACE_POINTS and _training_trace_off(_entry):
+                    # (the points only place the iteration trace, which this entry does not collect)
+                    severity = "warning"
+                    message += "; the entry's profiling_options do not turn training_trace on, so nothing is lost today"
             else:
                 guess = did_you_mean(w.key, ctx.kb.options)
                 message = f"unknown option '{w.key}': the adapter ignores keys it does not read, so this setting has no effect"
@@ -108,6 +125,32 @@ class UnknownOption(Rule):
             if f:
                 yield f
         yield from tf2.unknown_options(self, ctx)
+
+
+# Fields of profiling_options that only mark where an iteration starts and ends for the iteration trace
+# (training_trace): written as session keys next to a profiling_options that does not collect that trace,
+# they lose nothing (docs: session-options.en.txt, profiling_options; census of the errors, id 8).
+TRACE_POINTS = frozenset({"fp_point", "bp_point"})
+
+
+def _training_trace_off(entry) -> bool:
+    """Whether every value profiling_options can have in ``entry`` is known JSON without training_trace "on"."""
+    import json
+
+    eff = entry.effective().get("profiling_options") if entry is not None else None
+    if eff is None or not eff.candidates:
+        return False
+    for w in eff.candidates:
+        text = w.value.decoded() if w.value.resolved else None
+        if not isinstance(text, str):
+            return False
+        try:
+            options = json.loads(text)
+        except ValueError:
+            return False
+        if not isinstance(options, dict) or str(options.get("training_trace", "")).lower() == "on":
+            return False
+    return True
 
 
 def unread_message(ctx, config, w, unread) -> tuple[str, str, bool]:
