@@ -30,12 +30,13 @@ class Job:
     force_parse: bool = False  # parse even without NPU markers (the file imports a module that has them)
 
 
-def _file_finding(rule_name: str, display: str, message: str, line: int = 1, column: int = 1) -> Finding:
+def _file_finding(rule_name: str, display: str, message: str, line: int = 1, column: int = 1,
+                  severity: Optional[str] = None) -> Finding:
     from npu_audit.checks import rule_by
 
     rule = rule_by(rule_name)
     return Finding(path=display, line=line, column=column, end_line=line, end_column=column + 1, code=rule.code,
-                   name=rule.name, severity=rule.severity, message=message)
+                   name=rule.name, severity=severity or rule.severity, message=message)
 
 
 #: Allocations between two young-generation collections (CPython's default is 700). An analysis
@@ -84,14 +85,17 @@ def _analyze(job: Job) -> FileReport:
 
     settings = job.settings
     if job.source_bytes is not None:
-        source = decode_source(job.source_bytes, job.display)
+        source = decode_source(job.source_bytes, job.display, lenient=True)
     else:
-        source = read_source(Path(job.file), job.display, settings.max_bytes)
+        source = read_source(Path(job.file), job.display, settings.max_bytes, lenient=True)
     if isinstance(source, ReadProblem):
         report = FileReport(path=job.display)
         report.findings.append(_file_finding("unreadable-file", job.display, source.message, source.line, source.column))
         return report
     report = FileReport(path=job.display, text=source.text)
+    # encoding problems that left the file readable (bytes that are not UTF-8 only in comments)
+    notes = [_file_finding("unreadable-file", job.display, n.message, n.line, n.column, n.severity) for n in source.notes]
+    report.findings.extend(notes)
     report.content_hash = hashlib.sha256(source.raw).hexdigest()
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
         report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
@@ -123,7 +127,7 @@ def _analyze(job: Job) -> FileReport:
         from npu_audit.showconfig import configs_for
 
         report.configs = configs_for(extraction)
-    report.findings = check_extraction(extraction, settings, kb, report.text)
+    report.findings = notes + check_extraction(extraction, settings, kb, report.text)
     report.dependencies = [str(p) for p in extraction.dependencies]  # (checks may add files they looked for)
     if not report.findings and job.source_bytes is None:
         report.text = None  # the text is only kept to show findings; clean files travel light

@@ -18,6 +18,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from typing import Optional
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -34,6 +35,16 @@ _CODE = "unreadable-file"
 
 
 @dataclass(frozen=True)
+class ReadProblem:
+    display: str
+    code: str  # always "unreadable-file"
+    message: str
+    line: int = 1
+    column: int = 1
+    severity: str = "error"  # "warning" or "info" for a problem that leaves the file readable (SourceText.notes)
+
+
+@dataclass(frozen=True)
 class SourceText:
     display: str  # path as shown to the user
     raw: bytes  # file bytes as read
@@ -41,15 +52,9 @@ class SourceText:
     encoding: str  # "utf-8", "iso-8859-1", "cp1252", ...; "utf-8-sig" when a BOM was present
     has_bom: bool
     newline: str  # dominant line ending: "\n", "\r\n" or "\r"
-
-
-@dataclass(frozen=True)
-class ReadProblem:
-    display: str
-    code: str  # always "unreadable-file"
-    message: str
-    line: int = 1
-    column: int = 1
+    #: encoding problems that did not stop the reading (``lenient``: bytes that are not UTF-8 only inside
+    #: comments, each read as U+FFFD); reported as unreadable-file findings at their own severity
+    notes: tuple[ReadProblem, ...] = ()
 
 
 # PEP 263 (the regular expression CPython's tokenize module uses).
@@ -80,8 +85,8 @@ def _normal_name(name: str) -> str:
     return name
 
 
-def _problem(display: str, message: str, line: int = 1, column: int = 1) -> ReadProblem:
-    return ReadProblem(display=display, code=_CODE, message=message, line=line, column=column)
+def _problem(display: str, message: str, line: int = 1, column: int = 1, severity: str = "error") -> ReadProblem:
+    return ReadProblem(display=display, code=_CODE, message=message, line=line, column=column, severity=severity)
 
 
 def _size_text(n: int) -> str:
@@ -163,15 +168,23 @@ def coding_cookie(source: bytes | str) -> str | None:
     return found[0].decode("ascii", "replace") if found is not None else None
 
 
-def decode_source(raw: bytes, display: str) -> SourceText | ReadProblem:
-    """Decode the bytes of a Python source file as CPython would; never raises."""
+def decode_source(raw: bytes, display: str, lenient: bool = False) -> SourceText | ReadProblem:
+    """Decode the bytes of a Python source file as CPython would; never raises.
+
+    ``lenient``: a UTF-8 file (no coding declaration, a UTF-8 one or a BOM) whose only invalid bytes are
+    inside comments is decoded, as CPython does when it imports it (it compiles the bytes and skips
+    comments), with each invalid sequence read as U+FFFD (lines and columns unchanged); the problem is
+    kept in :attr:`SourceText.notes` at the severity that follows (see :func:`_comment_bytes_note`).
+    Without it such a file is a :class:`ReadProblem`, as any file that is not valid in its encoding (for
+    callers that write the text back, like the fix engine: U+FFFD would replace the user's bytes).
+    """
     try:
-        return _decode(bytes(raw), display)
+        return _decode(bytes(raw), display, lenient)
     except Exception as exc:  # a defect in this function must not stop the run
         return _problem(display, f"could not decode the file: {type(exc).__name__}: {exc}")
 
 
-def _decode(raw: bytes, display: str) -> SourceText | ReadProblem:
+def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | ReadProblem:
     for bom, name in _UTF16_32_BOMS:
         if raw.startswith(bom):
             return _problem(
@@ -233,6 +246,10 @@ def _decode(raw: bytes, display: str) -> SourceText | ReadProblem:
     try:
         text = data.decode(codec)
     except UnicodeDecodeError as exc:
+        if lenient and encoding == "utf-8":
+            lenient_text = _comments_only_invalid(data, display, has_bom, declared, cookie_line, raw)
+            if lenient_text is not None:
+                return lenient_text
         line, column = _position_of_byte(data, exc.start, codec)
         bad = data[exc.start : min(exc.end, exc.start + 4)] or data[exc.start : exc.start + 1]
         shown = " ".join(f"0x{b:02x}" for b in bad) or "end of file"
@@ -272,6 +289,166 @@ def _decode(raw: bytes, display: str) -> SourceText | ReadProblem:
     )
 
 
+# A main guard at the start of a line: the file is meant to be run as a script.
+_MAIN_GUARD_RE = re.compile(
+    r"""^if[ \t(]+(?:__name__[ \t]*==[ \t]*(['"])__main__\1|(['"])__main__\2[ \t]*==[ \t]*__name__)""", re.M)
+
+
+def _decode_replacing(data: bytes) -> tuple[str, list[tuple[int, int, int]]]:
+    """``data`` decoded as UTF-8 with each invalid sequence read as U+FFFD (as ``errors="replace"``), and
+    the invalid sequences: (offset of their U+FFFD in the text, start and end byte offsets). Linear time."""
+    view = memoryview(data)
+    pieces: list[str] = []
+    bad: list[tuple[int, int, int]] = []
+    pos = length = 0
+    while pos < len(data):
+        try:
+            piece, _ = codecs.utf_8_decode(view[pos:], "strict", True)
+        except UnicodeDecodeError as exc:
+            good = codecs.utf_8_decode(view[pos : pos + exc.start], "strict", True)[0]
+            pieces.append(good)
+            length += len(good)
+            bad.append((length, pos + exc.start, pos + exc.end))
+            pieces.append("\ufffd")
+            length += 1
+            pos += exc.end
+        else:
+            pieces.append(piece)
+            break
+    return "".join(pieces), bad
+
+
+_TEXT_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+
+
+def _comment_spans(text: str) -> Optional[dict[int, list[tuple[int, int]]]]:
+    """Line -> (start, end) columns (0-based) of the comments of ``text``, by Python's tokenizer; None when
+    the text cannot be tokenized up to its end (then nothing is taken as a comment)."""
+    import io
+    import tokenize
+
+    spans: dict[int, list[tuple[int, int]]] = {}
+    normalised = _TEXT_NEWLINE_RE.sub("\n", text)  # the same lines as CPython counts them
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(normalised).readline):
+            if tok.type == tokenize.COMMENT:
+                spans.setdefault(tok.start[0], []).append((tok.start[1], tok.end[1]))
+            elif tok.type == tokenize.ERRORTOKEN and not tok.string.isspace():
+                return None
+    except (tokenize.TokenError, SyntaxError, ValueError):  # IndentationError is a SyntaxError
+        return None
+    return spans
+
+
+def _comments_only_invalid(
+    data: bytes, display: str, has_bom: bool, declared: str | None, cookie_line: int, raw: bytes
+) -> Optional[SourceText]:
+    """A UTF-8 file whose invalid bytes are all inside comments, read with U+FFFD for them and the problem
+    as a note; None when some invalid byte is elsewhere (a string, a docstring, code): CPython refuses
+    such a file however it is loaded."""
+    text, bad = _decode_replacing(data)
+    comments = _comment_spans(text)
+    if not bad or comments is None:
+        return None
+    starts = [0] + [m.end() for m in _TEXT_NEWLINE_RE.finditer(text)]
+    import bisect
+
+    places = []
+    for offset, _start, _end in bad:
+        line = bisect.bisect_right(starts, offset)
+        column = offset - starts[line - 1]
+        if not any(a <= column < b for a, b in comments.get(line, ())):
+            return None
+        places.append((line, column + 1))
+    return SourceText(
+        display=display,
+        raw=raw,
+        text=text,
+        encoding="utf-8-sig" if has_bom else "utf-8",
+        has_bom=has_bom,
+        newline=_dominant_newline(raw),
+        notes=(_comment_bytes_note(display, data, text, bad, places, has_bom, declared, cookie_line),),
+    )
+
+
+def _comment_bytes_note(
+    display: str, data: bytes, text: str, bad: list[tuple[int, int, int]], places: list[tuple[int, int]],
+    has_bom: bool, declared: str | None, cookie_line: int,
+) -> ReadProblem:
+    """What bytes that are not UTF-8, only inside comments, do to a file, at the severity that follows.
+
+    CPython (3.7 to 3.13 checked) compiles a module it imports from its bytes, and its tokenizer skips a
+    comment without decoding it: ``import`` and ``python -m`` work. Running the file itself
+    (``python file.py``) reads it as text in its encoding: it fails with the PEP 263 SyntaxError unless the
+    file declares UTF-8 (a coding line or a BOM), in which case it runs too. So: with a declaration nothing
+    fails (info); without one, a file with a main guard is meant to be run, and fails when it is (warning);
+    a module without one is imported, which works (info).
+    """
+    line, column = places[0]
+    _, start, end = bad[0]
+    shown = " ".join(f"0x{b:02x}" for b in data[start : min(end, start + 4)])
+    plural = "s" if end - start > 1 else ""
+    lines = sorted({ln for ln, _ in places})
+    where = f"line {line}, column {column} (byte{plural} {shown})"
+    if len(lines) > 1:
+        more = ", ".join(str(n) for n in lines[1:4]) + (", ..." if len(lines) > 4 else "")
+        where += f" and in the comments of line{'s' if len(lines) > 2 else ''} {more}"
+    if has_bom or declared is not None:
+        said = (f"declares UTF-8 on line {cookie_line}" if declared is not None
+                else "starts with a UTF-8 byte order mark")
+        return _problem(
+            display,
+            f"not valid utf-8 at {where}, only inside comments; the file {said}, and CPython skips comments, so "
+            "importing and running it both work, but tools that read the file as text (editors, linters, "
+            "tokenize) fail on it or show garbage; re-save those comments as UTF-8 or remove the bytes "
+            "(npu-audit checked the file reading them as U+FFFD)",
+            line=line, column=column, severity="info",
+        )
+    guard = _MAIN_GUARD_RE.search(text)
+    if guard is not None:
+        run = (f"running it directly ('python {os.path.basename(display)}'), as its main guard at line "
+               f"{_line_of(text, guard.start())} intends, fails")
+        severity = "warning"
+    else:
+        run = f"running it directly ('python {os.path.basename(display)}') fails"
+        severity = "info"
+    codec = _legacy_codec(data)
+    top = "line 2, after the #! line" if data.startswith(b"#!") else "line 1"
+    declare = (f"declare the encoding of those bytes on {top} (they read as {codec.upper()}: "
+               f"'# -*- coding: {codec} -*-')" if codec else
+               f"declare the file's encoding on {top} with a '# -*- coding: ... -*-' line (PEP 263)")
+    return _problem(
+        display,
+        f"not valid utf-8 at {where}, only inside comments: importing the file as a module works (CPython "
+        f"skips comments when it compiles an imported file), but {run} with a SyntaxError (PEP 263: no "
+        f"encoding declared); {declare}, or re-save those comments as UTF-8 or delete the bytes (npu-audit "
+        "checked the file reading them as U+FFFD)",
+        line=line, column=column, severity=severity,
+    )
+
+
+def _line_of(text: str, offset: int) -> int:
+    return len(_TEXT_NEWLINE_RE.findall(text, 0, offset)) + 1
+
+
+def _legacy_codec(data: bytes) -> Optional[str]:
+    """"gbk" when the whole file reads as GBK and every line holding non-ASCII bytes is not valid UTF-8
+    (no line of UTF-8 text that a GBK declaration would misread); else None. Legacy GBK text often holds
+    byte pairs that happen to be valid UTF-8, so the test is per line, not per byte."""
+    try:
+        data.decode("gbk")
+    except UnicodeDecodeError:
+        return None
+    for line in _NEWLINE_RE.split(data):
+        if max(line, default=0) > 127:
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            return None
+    return "gbk"
+
+
 def _ascii_compatible(encoding: str) -> bool:
     sample = b"# -*- coding: x -*-\nimport os\n"
     try:
@@ -290,13 +467,13 @@ _FILE_KINDS = (
 
 
 def read_source(
-    path: str | os.PathLike[str] | bytes, display: str, max_bytes: int = DEFAULT_MAX_BYTES
+    path: str | os.PathLike[str] | bytes, display: str, max_bytes: int = DEFAULT_MAX_BYTES, lenient: bool = False
 ) -> SourceText | ReadProblem:
     """Read and decode one file; every failure becomes a :class:`ReadProblem`, nothing is raised.
 
     The size is checked with ``fstat`` on the opened descriptor before anything is read, and at most
     ``max_bytes + 1`` bytes are ever read (a file growing meanwhile is still caught). The file is opened
-    non-blocking so that a FIFO cannot hang the run.
+    non-blocking so that a FIFO cannot hang the run. ``lenient``: as for :func:`decode_source`.
     """
     try:
         raw = _read_bytes(path, display, max_bytes)
@@ -304,7 +481,7 @@ def read_source(
         return _problem(display, f"cannot read the file: {type(exc).__name__}: {exc}")
     if isinstance(raw, ReadProblem):
         return raw
-    return decode_source(raw, display)
+    return decode_source(raw, display, lenient)
 
 
 def _read_bytes(path, display: str, max_bytes: int) -> bytes | ReadProblem:

@@ -337,3 +337,126 @@ def test_matches_cpython_on_simple_cases():
 def test_read_source_accepts_bytes_path(tmp_path):
     path = write(tmp_path, "a.py", b"x = 1\n")
     assert isinstance(read_source(os.fsencode(str(path)), "a.py"), SourceText)
+
+
+# --- bytes that are not UTF-8 only inside comments (lenient reading) ---------------------------------
+# CPython compiles an imported module from its bytes and skips comments without decoding them, so such a
+# module imports; running the file itself reads it as text and fails unless it declares UTF-8.
+
+
+def _lenient(data: bytes, name: str = "mod.py"):
+    return decode_source(data, name, lenient=True)
+
+
+def test_comment_bytes_are_read_leniently_with_an_info_note():
+    data = b"import os\n# \xa3\xac\xc0\xe0 comment\nx = 1  # \xa3\xac\n"
+    assert_problem(decode_source(data, "mod.py"), "not valid utf-8 at line 2, column 3")  # strict: as before
+    result = _lenient(data)
+    assert isinstance(result, SourceText), result
+    assert result.text == data.decode("utf-8", "replace")  # positions as an editor shows them
+    assert result.encoding == "utf-8" and result.raw == data
+    (note,) = result.notes
+    assert (note.line, note.column, note.severity) == (2, 3, "info")
+    assert "only inside comments" in note.message and "and in the comments of line 3" in note.message
+    assert "importing the file as a module works" in note.message
+    assert "running it directly ('python mod.py') fails" in note.message
+    assert "coding: gbk" in note.message and "\n" not in note.message
+
+
+@pytest.mark.parametrize("data", [
+    b"x = 'caf\xe9'  # fine\n",  # a string
+    b'"""doc \xa3\xac"""\nx = 1\n',  # a docstring
+    b"x\xa3 = 1\n",  # code
+    b"# \xa3\ns = '''\n# \xa3 inside a string, not a comment\n'''\n",
+])
+def test_bytes_outside_comments_stay_fatal(data):
+    assert_problem(_lenient(data), "not valid utf-8", "PEP 263")
+
+
+@pytest.mark.parametrize("data", [
+    b"# coding: utf8\nx = 1\n# \xa3\xac\n",  # CPython decodes the whole file with a codec not spelt utf-8
+    b"# coding: ascii\nx = 1\n# \xa3\xac\n",
+    b"# -*- coding: gbk -*-\nx = 1\n# \xff\xff\n",
+])
+def test_comment_bytes_under_another_declared_codec_stay_fatal(data):
+    assert isinstance(_lenient(data), ReadProblem)
+
+
+@pytest.mark.parametrize("data, said", [
+    (b"# -*- coding: utf-8 -*-\nx = 1\n# \xa3\xac\n", "declares UTF-8 on line 1"),
+    (codecs.BOM_UTF8 + b"x = 1\n# \xa3\xac\n", "starts with a UTF-8 byte order mark"),
+])
+def test_comment_bytes_with_a_utf8_declaration_are_an_info(data, said):
+    result = _lenient(data)
+    assert isinstance(result, SourceText), result
+    (note,) = result.notes
+    assert note.severity == "info" and said in note.message
+    assert "importing and running it both work" in note.message
+
+
+def test_comment_bytes_in_a_script_with_a_main_guard_are_a_warning():
+    data = b"#!/usr/bin/env python\nimport os\n\n\ndef main():\n    pass  # \xa3\xac\n\n\nif __name__ == '__main__':\n    main()\n"
+    (note,) = _lenient(data, "train.py").notes
+    assert (note.line, note.column, note.severity) == (6, 13, "warning")
+    assert "('python train.py'), as its main guard at line 9 intends, fails" in note.message
+    assert "on line 2, after the #! line" in note.message
+
+
+def test_comment_bytes_with_cr_and_crlf_newlines():
+    for nl in (b"\r\n", b"\r"):
+        data = nl.join([b"x = 1", b"# \xa3\xac", b"y = 2  # \xff", b""])
+        result = _lenient(data)
+        assert isinstance(result, SourceText), (nl, result)
+        assert (result.notes[0].line, result.notes[0].column) == (2, 3)
+        assert result.text == data.decode("utf-8", "replace")
+
+
+def test_gbk_is_suggested_only_when_no_line_is_utf8_text():
+    mixed = "# 中文 in UTF-8\n".encode() + b"x = 1  # \xa3\xac\n"
+    (note,) = _lenient(mixed).notes
+    assert "gbk" not in note.message and "# -*- coding: ... -*-" in note.message
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"x = 1", b"# c", b"s = 'a'", b"\xa3", b"\xe4\xb8", b"\xff", b"#", b"'", b"\n",
+                                 b"\r\n", b"  ", "中".encode()]), max_size=30))
+def test_lenient_reading_never_raises_and_keeps_positions(parts):
+    data = b"".join(parts)
+    result = _lenient(data)
+    assert isinstance(result, (SourceText, ReadProblem))
+    if isinstance(result, SourceText):
+        assert result.text == data.decode("utf-8", "replace")
+        assert all(n.severity in ("info", "warning") and "\n" not in n.message for n in result.notes)
+
+
+COMMENT_CASES = [
+    b"x = 1\n# \xa3\xac\nprint('ran')\n",
+    b"x = 1  # \xff\n",
+    b"# -*- coding: utf-8 -*-\n# \xa3\xac\nx = 1\n",
+    codecs.BOM_UTF8 + b"# \xa3\xac\nx = 1\n",
+    b"x = '\xa3'\n",
+    b"# coding: utf8\n# \xa3\nx = 1\n",
+    b"def f():\n    pass  # \xd1\xad\xbb\xb7\n\nif __name__ == '__main__':\n    f()\n",
+]
+
+
+@pytest.mark.parametrize("data", COMMENT_CASES)
+def test_lenient_reading_follows_cpython(tmp_path, data):
+    """What the note says against what this Python does: importing (compiling the bytes) works exactly
+    when the lenient reading succeeds; running the file as a script works exactly when the note says so."""
+    import subprocess
+
+    try:
+        compile(data, "<case>", "exec", dont_inherit=True)
+        imports = True
+    except SyntaxError:
+        imports = False
+    result = _lenient(data)
+    assert isinstance(result, SourceText) == imports, (data, result)
+    path = write(tmp_path, "case.py", data)
+    runs = subprocess.run([sys.executable, "-B", str(path)], capture_output=True).returncode == 0
+    if isinstance(result, SourceText):
+        (note,) = result.notes
+        assert ("running it both work" in note.message) == runs, (data, note.message)
+    else:
+        assert not runs

@@ -310,8 +310,30 @@ def no_effect(rule, ctx) -> Iterator[Finding]:
 # option-after-open
 
 
+def raises_on_assignment(ctx, w) -> bool:
+    """Whether assigning ``w`` to global_options() raises, whenever it runs: its path is no option of the
+    release's TF2 option object (unknown-option reports the ValueError or AttributeError), or its value as
+    written is one the option rejects (invalid-value reports the TypeError or ValueError). A value that
+    comes from a flag's default is not taken as certain: the real run may pass another one."""
+    table = ctx.kb.tf2
+    if table is None or w.via != KIND or w.option_path is None:
+        return False
+    release = ctx.settings.release
+    option = table.options.get(w.option_path)
+    if option is None or not option.exists_in(release):
+        return True
+    value = w.value
+    if not value.resolved or value.origin not in ("literal", "resolved") or getattr(value, "flag", None):
+        return False
+    if option.allowed_in(release) is None:
+        return False
+    return option.rejection(value.python, release) is not None
+
+
 def late_writes(rule, ctx) -> Iterator[Finding]:
-    """Writes made after the npu_device.open() that read the options (one finding per write)."""
+    """Writes made after the npu_device.open() that read the options (one finding per write). A write that
+    raises (an option the release does not have, a value it rejects) is left to the rule reporting the
+    exception: it sets nothing, so nothing set after open() is lost."""
     seen = set()
     for config in ctx.configs:
         if config.kind != KIND:
@@ -319,6 +341,9 @@ def late_writes(rule, ctx) -> Iterator[Finding]:
         for op in config.opens:
             for w, order in op.late:
                 if id(w) in seen or w.implicit:
+                    continue
+                if raises_on_assignment(ctx, w):
+                    seen.add(id(w))
                     continue
                 seen.add(id(w))
                 certain = order == "always" and not w.branches

@@ -47,15 +47,50 @@ class UnreadableFile(Rule):
         "in the file's declared (PEP 263) or default UTF-8 encoding, a file above the size cap "
         f"(`--max-file-size`, 10 MB by default), or an NPU file too large to parse (more than "
         f"{MAX_PARSE_TOKENS:,} tokens, roughly 1 to 1.5 MB of code: its syntax tree would need up to a "
-        "gigabyte of memory)."
+        "gigabyte of memory). Bytes that are not UTF-8 only inside comments of a UTF-8 file are not fatal: "
+        "CPython skips comments when it compiles an imported module, so the file is still checked (those "
+        "bytes read as U+FFFD) and the finding says what fails. Without a coding declaration, running the "
+        "file itself (`python file.py`) fails with the PEP 263 SyntaxError: a warning when the file has a "
+        "main guard (it is meant to be run), an info for a module (importing it works). With a UTF-8 "
+        "declaration or BOM, importing and running both work: an info (tools that read the file as text "
+        "still fail on it)."
     )
-    why = "A file npu-audit cannot read is not checked, so its NPU settings are not verified."
+    why = (
+        "A file npu-audit cannot read is not checked, so its NPU settings are not verified; a file Python "
+        "cannot read does not run at all."
+    )
     fix_safety = "No automatic fix."
     invalid = (
         Invalid(
             b'# -*- coding: utf-8 -*-\n' + _NPU.encode() + b'model_dir = "/home/caf\xe9/model"\n',
             (Expect(3, 23, "not valid utf-8 at line 3, column 23 (byte 0xe9); the file declares encoding 'utf-8' on "
                            "line 1; fix the declaration or the bytes"),),
+        ),
+        # GBK in a comment of a module: importing it works, and its NPU config is still checked (NPU101)
+        Invalid(
+            _NPU.encode() + b'config = tf.ConfigProto()\n'
+            b'custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n'
+            b'custom_op.name = "NpuOptimizer"\n'
+            b'# \xbb\xec\xba\xcf\xbe\xab\xb6\xc8\n'
+            b'custom_op.parameter_map["precison_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',
+            (Expect(5, 3, "not valid utf-8 at line 5, column 3 (byte 0xbb), only inside comments: importing the file "
+                          "as a module works (CPython skips comments when it compiles an imported file), but running "
+                          "it directly ('python example.py') fails with a SyntaxError (PEP 263: no encoding "
+                          "declared); declare the encoding of those bytes on line 1 (they read as GBK: "
+                          "'# -*- coding: gbk -*-'), or re-save those comments as UTF-8 or delete the bytes "
+                          "(npu-audit checked the file reading them as U+FFFD)", severity="info"),),
+        ),
+        # the same in a script: its main guard says it is run directly, which fails
+        Invalid(
+            _NPU.encode() + b'def main():\n    run_config = NPURunConfig(iterations_per_loop=10)  # \xd1\xad\xbb\xb7\n\n'
+            b'if __name__ == "__main__":\n    main()\n',
+            (Expect(3, 59, "not valid utf-8 at line 3, column 59 (byte 0xbb), only inside comments: importing the "
+                           "file as a module works (CPython skips comments when it compiles an imported file), but "
+                           "running it directly ('python example.py'), as its main guard at line 5 intends, fails "
+                           "with a SyntaxError (PEP 263: no encoding declared); declare the encoding of those bytes "
+                           "on line 1 (they read as GBK: '# -*- coding: gbk -*-'), or re-save those comments as "
+                           "UTF-8 or delete the bytes (npu-audit checked the file reading them as U+FFFD)",
+                    severity="warning"),),
         ),
     )
     valid = (b'# -*- coding: latin-1 -*-\n' + _NPU.encode() + b'model_dir = "/home/caf\xe9/model"\n',)

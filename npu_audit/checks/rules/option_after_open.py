@@ -11,7 +11,10 @@ class OptionAfterOpen(Rule):
     what = (
         "Follows the order in which a TF2 script runs (helpers, branches, the main guard) and reports every "
         "write to `npu_device.global_options()` made after the `npu_device.open()` call that opens the device. "
-        "A write after an open() in one branch only is reported as 'may happen'."
+        "A write after an open() in one branch only is reported as 'may happen'. A write that raises when it "
+        "runs (an option the release's option object does not have, such as the removed `auto_tune_mode`, or "
+        "a value the option rejects) is not reported here: it sets nothing, and unknown-option or "
+        "invalid-value already reports the exception on that line."
     )
     why = (
         "The TF2 adapter reads the whole option object once, when open() creates the device, and never again: "
@@ -37,6 +40,10 @@ class OptionAfterOpen(Rule):
         PRELUDE + 'def configure():\n    npu.global_options().dump_config.enable_dump = True\n'
                   '    npu.global_options().dump_config.dump_path = "/tmp/dump"\n\n'
                   'configure()\nnpu.open().as_default()\n',
+        # the assignment raises ValueError (a removed option: unknown-option), so nothing is set after open()
+        PRELUDE + 'npu.open().as_default()\nif tune:\n    npu.global_options().auto_tune_mode = "RL,GA"\n',
+        # the assignment raises ValueError (a value the option rejects: invalid-value)
+        PRELUDE + 'npu.open().as_default()\nnpu.global_options().precision_mode = "mixed_fp16"\n',
     )
 
     def check(self, ctx):
