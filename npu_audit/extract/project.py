@@ -113,13 +113,17 @@ class Project:
         self._add_edge(caller, callee, "call")
 
     def dependencies(self, file: Path) -> list[Path]:
-        """Files whose content the analysis of ``file`` read (transitively)."""
+        """Files whose content the analysis of ``file`` read (transitively): the descendants of ``file`` in
+        :attr:`graph`, found by walking the edges directly (importing networkx for this one question cost
+        0.3 s, most of a one-file run)."""
         if not self._edges:
             return []  # nothing was read from other files
-        import networkx as nx
-
         key = str(file.resolve())
-        graph = self.graph
-        if key not in graph:
-            return []
-        return sorted(Path(p) for p in nx.descendants(graph, key) if os.path.isfile(p))
+        seen: set[str] = set()
+        todo = [key]
+        while todo:
+            for target in self._edges.get(todo.pop(), ()):
+                if target not in seen and target != key:
+                    seen.add(target)
+                    todo.append(target)
+        return sorted(Path(p) for p in seen if os.path.isfile(p))
