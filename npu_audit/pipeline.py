@@ -165,8 +165,10 @@ def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) ->
     from npu_audit.checks.base import CheckContext
 
     flt = RuleFilter(settings.select, settings.ignore, ignored_for_file(settings, extraction.display))
+    table = suppress.scan(text) if text is not None and "npu-audit:" in text.lower() else None
     ctx = CheckContext(path=extraction.display, configs=extraction.configs, facts=extraction.facts, kb=kb,
-                       settings=settings, extraction=extraction)
+                       settings=settings, extraction=extraction,
+                       suppressed=(lambda f: table.matching(f) is not None) if table is not None else (lambda f: False))
     findings = run_checks(ctx, flt.enabled)
     return suppress.apply(findings, text, extraction.display, flt.enabled, rule_by("unused-suppression"))
 

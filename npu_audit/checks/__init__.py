@@ -84,7 +84,7 @@ def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]
             order.append(group)
         groups.setdefault(group, []).append(f)
     codes = {rule.name: rule.code for rule in all_rules()}
-    suppressed = _suppression_matcher(ctx)
+    suppressed = ctx.suppressed
     for group in list(order):
         if len(group) == 1 or not groups[group]:
             continue
@@ -100,23 +100,6 @@ def merge_per_write(ctx: CheckContext, findings: list[Finding]) -> list[Finding]
         if members:
             out.append(members[0] if len(members) == 1 else _fold(ctx, members))
     return out
-
-
-def _suppression_matcher(ctx: CheckContext):
-    """Whether an inline suppression of the analysed file names a finding (``npu_audit.suppress``)."""
-    state = ctx.extraction.modules.get(ctx.path) if ctx.extraction is not None else None
-    raw = getattr(state, "raw", b"") or b""
-    if b"npu-audit:" not in raw.lower():
-        return lambda f: False
-    from npu_audit import suppress
-    from npu_audit.source import decode_source
-
-    source = decode_source(raw, ctx.path)
-    text = getattr(source, "text", None)
-    table = suppress.scan(text) if text is not None else None
-    if table is None:
-        return lambda f: False
-    return lambda f: table.matching(f) is not None
 
 
 def _fold(ctx: CheckContext, members: list[Finding]) -> Finding:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from npu_audit.extract.model import CodeFact, Entry, Hazard, OptionWrite, SessionConfig
 from npu_audit.extract.ranges import Range
@@ -152,6 +152,9 @@ class CheckContext:
     kb: KnowledgeBase
     settings: Settings
     extraction: Optional[Extraction] = None  # ranges and modules of the file's analysis
+    # whether an inline suppression of the file names a finding (filled by the pipeline from
+    # npu_audit.suppress, which sits above the checks): folding is skipped for such findings
+    suppressed: Callable[[Finding], bool] = field(default=lambda finding: False, repr=False, compare=False)
     findings: list[Finding] = field(default_factory=list)
     _relation_hits: Optional[list] = field(default=None, init=False, repr=False, compare=False)  # (relations.py)
     # per finding made (by id): (the finding, the message before its "[may happen: ...]" suffix, the
