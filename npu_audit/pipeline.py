@@ -223,7 +223,9 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     results = _execute(jobs, options, cache)
     # Second phase: files without NPU markers that import a module of the tree that has them can build
     # a config through its helpers; parse those too.
-    feeders = _feeders_of_run(jobs, results, roots, cache)
+    named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
+    given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
+    feeders = _feeders_of_run(jobs, results, roots, cache, given)
     if feeders:
         again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None), cache)
         for i, report in zip(feeders, again):
@@ -244,12 +246,14 @@ def _open_cache(options: RunOptions):
     return Cache(options.cache_dir) if options.cache_dir else None
 
 
-def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache) -> list[int]:
+def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache,
+                    given: frozenset[int] = frozenset()) -> list[int]:
     """:func:`_feeders`, or with a cache the answer of the last run when nothing it depends on changed
     (the files, their contents, which were parsed, the roots, npu-audit and its knowledge base): a warm
-    run does not resolve the tree's imports again."""
-    if cache is None:
-        return _feeders(jobs, results, roots)
+    run does not resolve the tree's imports again. Not remembered when files were named on the command
+    line (their answer may depend on files outside the run; such runs are small)."""
+    if cache is None or given:
+        return _feeders(jobs, results, roots, given)
     digest = hashlib.sha256(f"{cache.tool_token()}\0{os.getcwd()}\0{roots}".encode())
     for job, report in zip(jobs, results):
         digest.update(f"\0{job.file}\0{report.content_hash}\0{report.parsed}".encode())
@@ -265,7 +269,8 @@ def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str
     return found
 
 
-def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...]) -> list[int]:
+def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
+             given: frozenset[int] = frozenset()) -> list[int]:
     """Files without NPU markers that take from a module which has them something that can carry NPU
     configuration: they can build or fill a config through it, so they are parsed too.
 
@@ -273,6 +278,9 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
     mere name clash (``import scipy.optimize`` in a tree holding an unrelated ``optimize.py``) does not
     count; ``from m import a`` counts when ``a`` is one of ``m``'s NPU exports (``npu_audit.relevance``)
     or an NPU submodule; ``import m`` and ``from m import *`` count when ``m`` has NPU code at all.
+    For the files named on the command line (``given``: indices of ``jobs``), a module that is not a
+    file of the run is also looked for on the disk, so that ``npu-audit train.py`` reads train.py as
+    ``npu-audit .`` does when train.py builds its config through a helper module.
     """
     from npu_audit.imports import resolve_module, split_relative
 
@@ -303,7 +311,7 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
 
     paths = [absolute(job.file) for job in jobs]
     exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
-    if not exports:
+    if not exports and not given:
         return []
     is_file = set(paths).__contains__
     # Every name an absolute import can start with and still find a file of the tree: the folders'
@@ -331,28 +339,55 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...])
     def may_be_export(dotted: str) -> bool:
         return not dotted or dotted.rpartition(".")[2] in export_names
 
-    def takes_npu(imported: str, here: str) -> bool:
+    outside: dict[str, tuple[bool, Optional[list[str]]]] = {}
+
+    def outside_module(path: str) -> tuple[bool, Optional[list[str]]]:
+        """(has NPU code, its NPU exports) of a file the run does not analyse, read from the disk."""
+        if path not in outside:
+            from npu_audit import prefilter
+            from npu_audit.extract.positions import python_ast
+            from npu_audit.relevance import npu_exports
+            from npu_audit.source import ReadProblem, read_source
+
+            source = read_source(Path(path), path, 10 * 1024 * 1024)
+            if isinstance(source, ReadProblem) or not prefilter.may_configure_npu(source.raw):
+                outside[path] = (False, None)
+            else:
+                outside[path] = (True, npu_exports(python_ast(source.text), source.text))
+        return outside[path]
+
+    def lookup(dotted: str, level: int, here: str, beyond: bool) -> tuple[bool, Optional[list[str]]]:
+        """Whether the module is one with NPU code, and its NPU exports (None: any name may be one).
+        ``beyond``: a module that is not a file of the run is looked for on the disk too."""
+        if beyond:
+            found = resolve(dotted, level, here)
+            if found is None:
+                from npu_audit.imports import resolve_in_tree
+
+                real = resolve_in_tree(dotted, level, here, roots)
+                return outside_module(real) if real is not None and not is_file(real) else (False, None)
+        else:
+            found = resolve(dotted, level, here) if may_be_export(dotted) else None
+        return (True, exports[found]) if found in exports else (False, None)
+
+    def takes_npu(imported: str, here: str, beyond: bool) -> bool:
         module, _, member = imported.partition(":")
         dotted, level = split_relative(module)
-        if may_be_export(dotted):
-            found = resolve(dotted, level, here)
-            if not member:
-                return found in exports
-            if found in exports:
-                members = exports[found]
-                if members is None or member == "*" or member in members:
-                    return True
-        elif not member:
-            return False
+        npu, members = lookup(dotted, level, here, beyond)
+        if not member:
+            return npu
+        if npu and (members is None or member == "*" or member in members):
+            return True
         submodule = f"{dotted}.{member}" if dotted else member
-        return may_be_export(submodule) and resolve(submodule, level, here) in exports
+        return lookup(submodule, level, here, beyond)[0]
 
     out = []
     for i, report in enumerate(results):
         if report.parsed or not report.imports:
             continue
         here = os.path.dirname(paths[i])
-        if any(takes_npu(imported, here) for imported in report.imports):
+        beyond = i in given
+        if any(takes_npu(imported, here, beyond) for imported in report.imports):
             out.append(i)
     return out
 

@@ -135,3 +135,31 @@ def test_a_file_that_imports_npu_code_but_cannot_use_it_is_not_parsed(tmp_path):
     assert report["summary"]["files_parsed"] == 2  # optimize.py and uses.py; idle.py only imports the helper
     shown = _run(tmp_path, "--show-config")["configs"]
     assert [c["through"][0]["path"] for c in shown if c["through"]] == ["uses.py"]
+
+
+def test_a_script_named_alone_is_checked_as_in_a_run_over_its_folder(tmp_path):
+    """`npu-audit train.py` must say what `npu-audit .` says about train.py when its config is built by a
+    helper module that is not named: the helper is found on the disk as the script's interpreter would."""
+    (tmp_path / "helper.py").write_text(
+        "import tensorflow as tf\n\n\ndef make_config(mode):\n    config = tf.ConfigProto()\n"
+        "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        '    custom_op.name = "NpuOptimizer"\n'
+        '    custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(mode)\n    return config\n')
+    (tmp_path / "train.py").write_text(
+        'import tensorflow as tf\nfrom helper import make_config\n\nsess = tf.Session(config=make_config("fp99"))\n')
+    (tmp_path / "plot.py").write_text("import numpy as np\nfrom helper import make_config\n\nprint(np.pi)\n")
+
+    def about(report: dict, name: str) -> list:
+        return [(d["line"], d["column"], d["code"]) for d in report["diagnostics"] if d["path"] == name]
+
+    alone = _run_files(tmp_path, "train.py", "plot.py")
+    whole = _run(tmp_path)
+    assert about(alone, "train.py") == about(whole, "train.py") == [(4, 26, "NPU104")]
+    assert alone["summary"]["files_parsed"] == 1  # train.py; plot.py only imports the helper
+
+
+def _run_files(tree: Path, *files: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "npu_audit", "--format", "json", "--no-cache", "--isolated", *files],
+                          capture_output=True, text=True, cwd=tree)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
