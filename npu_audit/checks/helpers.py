@@ -150,19 +150,8 @@ def flag_compared_with(ctx: CheckContext, w: OptionWrite, value: str) -> Optiona
 
 
 def _python_ast_of(ctx: CheckContext, path: str):
-    import ast
-
     state = ctx.extraction.modules.get(path) if ctx.extraction is not None else None
-    if state is None:
-        return None
-    if state.original_ast is not None:
-        return state.original_ast
-    from npu_audit.extract.positions import python_ast
-    from npu_audit.source import decode_source
-
-    text = getattr(decode_source(state.raw, path), "text", None) if state.raw else None
-    tree = python_ast(text) if text is not None else None
-    return tree if isinstance(tree, ast.AST) else None
+    return state.source_ast() if state is not None else None
 
 
 def _first_comparison(tree, flag: str, value: str) -> Optional[int]:

@@ -111,8 +111,7 @@ def extract_configs(
 ) -> Extraction:
     display_for = display_for_factory(display, file)
     project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
-    state = ModuleState(display=display, file=file.resolve(), module=module, raw=raw,
-                        original_ast=_original_ast(raw, display, text))
+    state = ModuleState(display=display, file=file.resolve(), module=module, raw=raw)
     project.modules[state.file] = state
     positions = PositionRecorder()
     interp = Interpreter(project, kb, positions)
@@ -132,21 +131,6 @@ def extract_configs(
         modules=modules,
         dependencies=[p for p in project.dependencies(file) if p != file.resolve()],
     )
-
-
-def _original_ast(raw: bytes, display: str, text: Optional[str]):
-    """CPython's ast of the original source when ``text`` (what was parsed) is a relevance slice of it;
-    None when it is the whole text or cannot be told."""
-    if text is None or not raw:
-        return None
-    from npu_audit.extract.positions import python_ast
-    from npu_audit.source import decode_source
-
-    decoded = decode_source(raw, display)
-    original = getattr(decoded, "text", None)
-    if original is None or original == text:
-        return None
-    return python_ast(original)
 
 
 def _unexpanded_object_hazards(interp: Interpreter) -> list[CodeFact]:

@@ -489,20 +489,15 @@ class Interpreter:
         if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name) or config.kind != "ConfigProto":
             return
         name = small.targets[0].target.value
-        if frame.function is not None and frame.locals is not None and name not in frame.global_names:
-            scope: cst.CSTNode = frame.function.node
-        elif frame.locals is None:
-            scope = frame.module.module
-        else:
-            return  # a class body
-        original = frame.module.original_ast
-        if original is not None and frame.function is not None and frame.locals is not None:
-            original = usage.function_named(original, frame.function.node.name.value) or original
-        key = (id(original if original is not None else scope), name)
+        if frame.locals is not None and (frame.function is None or name in frame.global_names):
+            return  # a class body, or a name a function declares global
+        # the original text: a sliced module's blanked statements may use the name
+        scope = frame.module.source_ast()
+        if scope is not None and frame.locals is not None and frame.function is not None:
+            scope = usage.function_named(scope, frame.function.node.name.value) or scope
+        key = (id(scope), name)
         if key not in self._kept:
-            # a sliced module: its blanked statements may use the name; read the original text instead
-            self._kept[key] = not (usage.only_written_into_source(original, name) if original is not None
-                                   else usage.only_written_into(scope, name))
+            self._kept[key] = scope is None or not usage.only_written_into(scope, name)
         config.bound_to = name
         config.handed_on = self._kept[key]
 

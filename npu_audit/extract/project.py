@@ -25,9 +25,8 @@ class ModuleState:
     file: Path
     module: cst.Module
     raw: bytes = b""
-    # CPython's ast of the original text when ``module`` was parsed from a relevance slice of it (the
-    # analysed file only): what the slice blanked is still there
-    original_ast: Optional[Any] = None
+    # CPython's ast of the original text (see source_ast); False: the text does not decode or parse
+    original_ast: Any = None
     globals: dict = field(default_factory=dict)  # name -> Binding
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> dotted imported name
     star_modules: list = field(default_factory=list)  # ModuleRef of `from m import *` (tree modules)
@@ -35,6 +34,18 @@ class ModuleState:
     arguments: dict = field(default_factory=dict)  # argparse dest -> (Sym, node)
     functions: list = field(default_factory=list)  # FunctionRef defined at module level (and methods)
     classes: list = field(default_factory=list)
+
+    def source_ast(self) -> Optional[Any]:
+        """CPython's ast of the module's original text, read once: ``module`` may have been parsed from a
+        relevance slice of it (the analysed file), and what the slice blanked is still there. None when
+        the text does not decode or parse."""
+        if self.original_ast is None:
+            from npu_audit.extract.positions import python_ast
+            from npu_audit.source import decode_source
+
+            text = getattr(decode_source(self.raw, self.display), "text", None) if self.raw else None
+            self.original_ast = (python_ast(text) if text is not None else None) or False
+        return self.original_ast or None
 
     def code(self, node: Optional[cst.CSTNode]) -> str:
         """The source of ``node`` (a node of this module), stripped; "" for None."""

@@ -20,73 +20,11 @@ WRITING_METHODS = frozenset({"add", "CopyFrom", "MergeFrom", "ParseFromString", 
                              "append"})
 
 
-def only_written_into(scope: cst.CSTNode, name: str) -> bool:
-    """True when every reference to ``name`` inside ``scope`` (nested functions and classes included)
-    writes into the object or rebinds the name; False at the first use that could hand the object on."""
-    return _scan(scope, name, [])
-
-
-def _scan(node: cst.CSTNode, name: str, parents: list[cst.CSTNode]) -> bool:
-    if isinstance(node, cst.Name):
-        return node.value != name or _allowed(node, parents)
-    if isinstance(node, (cst.Global, cst.Nonlocal)):
-        return all(item.name.value != name for item in node.names)
-    parents.append(node)
-    try:
-        for child in _references(node):
-            if not _scan(child, name, parents):
-                return False
-    finally:
-        parents.pop()
-    return True
-
-
-def _references(node: cst.CSTNode):
-    """The children of ``node`` that can hold a reference to a variable (names that only declare or
-    label something are left out: attribute names, keyword names, parameter, function, class and import
-    names)."""
-    if isinstance(node, cst.Attribute):
-        return (node.value,)
-    if isinstance(node, cst.Arg):
-        return (node.value,)
-    if isinstance(node, cst.Param):
-        return tuple(x for x in (node.annotation, node.default) if x is not None)
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return tuple(c for c in node.children if c is not node.name)
-    if isinstance(node, (cst.Import, cst.ImportFrom)):
-        return ()
-    return node.children
-
-
-def _allowed(ref: cst.Name, parents: list[cst.CSTNode]) -> bool:
-    parent = parents[-1] if parents else None
-    if isinstance(parent, (cst.AssignTarget, cst.AsName)) or (
-            isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.For)) and parent.target is ref):
-        return True  # the name is rebound
-    # the attribute/subscript chain rooted at the name: config.graph_options.rewrite_options...
-    chain: cst.CSTNode = ref
-    i = len(parents) - 1
-    while i >= 0:
-        link = parents[i]
-        if not isinstance(link, (cst.Attribute, cst.Subscript)) or link.value is not chain:
-            break
-        chain = link
-        i -= 1
-    if chain is ref:
-        return False
-    holder = parents[i] if i >= 0 else None
-    if isinstance(holder, cst.AssignTarget) or (
-            isinstance(holder, (cst.AnnAssign, cst.AugAssign)) and holder.target is chain):
-        return True  # config.x.y = value
-    if isinstance(holder, cst.Call) and holder.func is chain and isinstance(chain, cst.Attribute):
-        return chain.attr.value in WRITING_METHODS  # custom_optimizers.add(), CopyFrom(...)
-    return False
-
-
-def only_written_into_source(tree: ast.AST, name: str) -> bool:
-    """:func:`only_written_into` over CPython's ``ast`` (of a module or of one function): for a module whose
-    parsed text is a relevance slice (statements that cannot reach NPU configuration blanked), the uses of
-    the name are looked for in the original text."""
+def only_written_into(tree: ast.AST, name: str) -> bool:
+    """True when every reference to ``name`` inside ``tree`` (CPython's ``ast`` of a module or of one
+    function, nested functions and classes included) writes into the object or rebinds the name; False at
+    the first use that could hand the object on. The ``ast`` is that of the original text: for a module
+    parsed from a relevance slice, the blanked statements may use the name too."""
     return _scan_ast(tree, name, [])
 
 
