@@ -49,6 +49,7 @@ class Cache:
         self._token: Optional[str] = None
         self._rows: Optional[dict] = None
         self._deps_seen: dict[tuple, bool] = {}
+        self._tokens: dict = {}  # (settings, want_configs, force_parse) -> the token's prefix
         self.disabled_reason: Optional[str] = None
 
     def _connect(self) -> Optional[sqlite3.Connection]:
@@ -77,7 +78,6 @@ class Cache:
             from npu_audit.knowledge.loader import load
 
             self._token = f"{SCHEMA}|{__version__}|{load().fingerprint}"
-            self._tokens = {}
         return self._token
 
     def run_fact(self, key: str) -> Optional[str]:
@@ -102,15 +102,11 @@ class Cache:
             self.disabled_reason = f"cache disabled: {exc}"
 
     def _run_token(self, job) -> str:
-        if self._token is None:
-            from npu_audit.knowledge.loader import load
-
-            self._token = f"{SCHEMA}|{__version__}|{load().fingerprint}"
-            self._tokens: dict = {}
         key = (job.settings, job.want_configs, job.force_parse)
         prefix = self._tokens.get(key)
         if prefix is None:
-            prefix = self._tokens[key] = f"{self._token}|{job.settings.cache_token()}|{job.want_configs}|{job.force_parse}"
+            prefix = self._tokens[key] = (f"{self.tool_token()}|{job.settings.cache_token()}|{job.want_configs}|"
+                                          f"{job.force_parse}")
         return f"{prefix}|{job.display}"
 
     _cwd = None

@@ -54,12 +54,19 @@ def prepare_analysis_process(freeze: bool = True) -> None:
 
     gc.set_threshold(*GC_THRESHOLDS)
     if freeze:
-        import npu_audit.checks  # noqa: F401 - loaded now, frozen below
-        import npu_audit.extract.extraction  # noqa: F401
-        from npu_audit.knowledge.loader import load
-
-        load()
+        load_analysis_code()
         gc.freeze()
+
+
+def load_analysis_code() -> None:
+    """Import what analysing a file needs (libcst, the interpreter, the rules) and load the knowledge base,
+    before the first file asks for them."""
+    import npu_audit.extract.extraction  # noqa: F401
+    from npu_audit.checks import all_rules
+    from npu_audit.knowledge.loader import load
+
+    load()
+    all_rules()
 
 
 def analyze_file(job: Job) -> FileReport:
@@ -165,12 +172,12 @@ def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) ->
     from npu_audit.checks.base import CheckContext
 
     flt = RuleFilter(settings.select, settings.ignore, ignored_for_file(settings, extraction.display))
-    table = suppress.scan(text) if text is not None and "npu-audit:" in text.lower() else None
+    table = suppress.scan(text) if text is not None else None  # (read once: folding asks, then apply)
     ctx = CheckContext(path=extraction.display, configs=extraction.configs, facts=extraction.facts, kb=kb,
                        settings=settings, extraction=extraction,
                        suppressed=(lambda f: table.matching(f) is not None) if table is not None else (lambda f: False))
     findings = run_checks(ctx, flt.enabled)
-    return suppress.apply(findings, text, extraction.display, flt.enabled, rule_by("unused-suppression"))
+    return suppress.apply(findings, text, extraction.display, flt.enabled, rule_by("unused-suppression"), table)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,7 +348,7 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
 
     outside: dict[str, tuple[bool, Optional[list[str]]]] = {}
 
-    def outside_module(path: str) -> tuple[bool, Optional[list[str]]]:
+    def outside_module(path: str, max_bytes: int) -> tuple[bool, Optional[list[str]]]:
         """(has NPU code, its NPU exports) of a file the run does not analyse, read from the disk."""
         if path not in outside:
             from npu_audit import prefilter
@@ -349,28 +356,29 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
             from npu_audit.relevance import npu_exports
             from npu_audit.source import ReadProblem, read_source
 
-            source = read_source(Path(path), path, 10 * 1024 * 1024)
+            source = read_source(Path(path), path, max_bytes)
             if isinstance(source, ReadProblem) or not prefilter.may_configure_npu(source.raw):
                 outside[path] = (False, None)
             else:
                 outside[path] = (True, npu_exports(python_ast(source.text), source.text))
         return outside[path]
 
-    def lookup(dotted: str, level: int, here: str, beyond: bool) -> tuple[bool, Optional[list[str]]]:
+    def lookup(dotted: str, level: int, here: str, beyond: Optional[int]) -> tuple[bool, Optional[list[str]]]:
         """Whether the module is one with NPU code, and its NPU exports (None: any name may be one).
-        ``beyond``: a module that is not a file of the run is looked for on the disk too."""
-        if beyond:
+        ``beyond``: a module that is not a file of the run is looked for on the disk too, reading at most
+        that many bytes of it (the importing file's --max-file-size)."""
+        if beyond is not None:
             found = resolve(dotted, level, here)
             if found is None:
                 from npu_audit.imports import resolve_in_tree
 
                 real = resolve_in_tree(dotted, level, here, roots)
-                return outside_module(real) if real is not None and not is_file(real) else (False, None)
+                return outside_module(real, beyond) if real is not None and not is_file(real) else (False, None)
         else:
             found = resolve(dotted, level, here) if may_be_export(dotted) else None
         return (True, exports[found]) if found in exports else (False, None)
 
-    def takes_npu(imported: str, here: str, beyond: bool) -> bool:
+    def takes_npu(imported: str, here: str, beyond: Optional[int]) -> bool:
         module, _, member = imported.partition(":")
         dotted, level = split_relative(module)
         npu, members = lookup(dotted, level, here, beyond)
@@ -386,7 +394,7 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
         if report.parsed or not report.imports:
             continue
         here = os.path.dirname(paths[i])
-        beyond = i in given
+        beyond = jobs[i].settings.max_bytes if i in given else None
         if any(takes_npu(imported, here, beyond) for imported in report.imports):
             out.append(i)
     return out

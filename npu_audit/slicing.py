@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
+from npu_audit.source import DEFAULT_MAX_BYTES
 from npu_audit.text import split_lines_keepends
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
@@ -693,30 +694,24 @@ class _Slicer:
 
     # -- taint: objects built by seeds -------------------------------------------------------------
 
-    def taint(self, scope: _Scope, name: str) -> None:
-        key = (id(scope), name)
-        if key in self.tainted:
+    def _spread(self, marked: set, key, readers: dict) -> None:
+        """Mark ``key`` once; the statements that read it (``readers[key]``) then use a tainted object."""
+        if key in marked:
             return
-        self.tainted.add(key)
-        for u in self.readers.get(key, ()):
+        marked.add(key)
+        for u in readers.get(key, ()):
             self.tasks.append((self.taint_use, (u,)))
+
+    def taint(self, scope: _Scope, name: str) -> None:
+        self._spread(self.tainted, (id(scope), name), self.readers)
 
     def instance(self, scope: _Scope, name: str) -> None:
         """``name`` holds what a helper of another module returned (an object of a class the
         interpreter reads): calling its methods is a use (``trainer.build_graph()``)."""
-        key = (id(scope), name)
-        if key in self.instances:
-            return
-        self.instances.add(key)
-        for u in self.receiver_readers.get(key, ()):
-            self.tasks.append((self.taint_use, (u,)))
+        self._spread(self.instances, (id(scope), name), self.receiver_readers)
 
     def taint_attr(self, attr: str) -> None:
-        if attr in self.tainted_attrs:
-            return
-        self.tainted_attrs.add(attr)
-        for u in self.attr_readers.get(attr, ()):
-            self.tasks.append((self.taint_use, (u,)))
+        self._spread(self.tainted_attrs, attr, self.attr_readers)
 
     def taint_use(self, u: _Unit) -> None:
         """``u`` uses an object built by a seed (or is a seed): keep it, pass the taint on."""
@@ -882,7 +877,7 @@ class TreeReach:
         if facts is None:
             try:
                 with open(path, "rb") as handle:
-                    raw = handle.read(10 * 1024 * 1024)
+                    raw = handle.read(DEFAULT_MAX_BYTES)
             except OSError:
                 return None
             folder = os.path.dirname(path)

@@ -75,11 +75,13 @@ def scan(text: str) -> Optional[Suppressions]:
     return Suppressions(by_line, starts)
 
 
-def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unused_rule) -> list[Finding]:
-    """Drop suppressed findings; add unused-suppression findings when that rule is enabled."""
+def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unused_rule,
+          table: Optional[Suppressions] = None) -> list[Finding]:
+    """Drop suppressed findings; add unused-suppression findings when that rule is enabled. ``table``:
+    ``scan(text)`` when the caller has it already."""
     if text is None:
         return findings
-    table = scan(text)
+    table = table or scan(text)
     if table is None:
         return findings
     kept = []

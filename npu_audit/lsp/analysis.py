@@ -50,7 +50,7 @@ class Engine:
     """Editor-independent state of the server: settings, open documents, analyses."""
 
     def __init__(self, workers: int = 2):
-        from npu_audit.pipeline import prepare_analysis_process
+        from npu_audit.pipeline import load_analysis_code, prepare_analysis_process
 
         prepare_analysis_process(freeze=False)  # (the server's own objects stay collectable)
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="npu-audit-analysis")
@@ -61,7 +61,7 @@ class Engine:
         self._rules_by_code: Optional[dict] = None
         # the analysis code (libcst, the interpreter, the checks) and the knowledge base loaded while the
         # editor starts up, not when the first document opens
-        self.executor.submit(_load_analysis)
+        self.executor.submit(load_analysis_code)
 
     @property
     def kb(self) -> Any:
@@ -235,15 +235,6 @@ class Scheduler:
         if state is not None:
             state.fresh = (text, report)
         return report
-
-
-def _load_analysis() -> None:
-    import npu_audit.checks
-    import npu_audit.extract.extraction  # noqa: F401
-    from npu_audit.knowledge.loader import load
-
-    load()
-    npu_audit.checks.all_rules()
 
 
 def _log_task_error(task: asyncio.Future) -> None:
