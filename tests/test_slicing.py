@@ -32,12 +32,18 @@ def kept(source: str) -> list[str]:
     before, after = split_lines_keepends(source), split_lines_keepends(text)
     assert len(before) == len(after)
     out = []
+    inside = False  # within a stand-in string spanning dropped lines
     for old, new in zip(before, after):
-        if new.strip() and new.strip() != "pass":
+        if inside:
+            assert new.strip() in ("", '"""')
+            inside = new.strip() != '"""'
+        elif new.strip() in ("pass", '"""'):  # a stand-in for dropped lines, at their indentation
+            assert old[: len(old) - len(old.lstrip())] == new[: len(new) - len(new.lstrip())]
+            inside = new.strip() == '"""'
+        elif new.strip():
             assert new == old  # a kept line is kept whole, at its place
             out.append(new.strip())
-        elif new.strip() == "pass":
-            assert old[: len(old) - len(old.lstrip())] == new[: len(new) - len(new.lstrip())]  # same indentation
+    assert not inside
     return out
 
 
