@@ -69,6 +69,21 @@ def load_analysis_code() -> None:
     all_rules()
 
 
+def analyze_in_batch(job: Job) -> FileReport:
+    """:func:`analyze_file` in a process that analyses many files (a worker, or a run with one job):
+    afterwards, what the file's analysis left unreachable in reference cycles is collected, and what
+    survives it (the helper modules parsed for it, kept for the next files) is moved out of the
+    collector's sight. Without that, each full collection walked every helper tree parsed so far: the
+    collector took a quarter of the analysis time (benchmarks: 300 files of the real tree, ``--jobs 1``)."""
+    import gc
+
+    report = analyze_file(job)
+    if report.parsed:  # (a file the prefilter passed over allocated next to nothing)
+        gc.collect(1)
+        gc.freeze()
+    return report
+
+
 def analyze_file(job: Job) -> FileReport:
     """Analyse one file; never raises."""
     try:
@@ -443,7 +458,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileRepor
         if todo:
             prepare_analysis_process(freeze=False)
         for i in todo:
-            finished(i, analyze_file(jobs[i]))
+            finished(i, analyze_in_batch(jobs[i]))
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)
     return [results[i] for i in range(len(jobs))]
@@ -462,4 +477,4 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
             "the other files were. If it ran out of memory, exclude the file or split it"))
         return failed
 
-    run_in_workers(analyze_file, jobs, todo, workers, finished, died, setup=prepare_analysis_process)
+    run_in_workers(analyze_in_batch, jobs, todo, workers, finished, died, setup=prepare_analysis_process)
