@@ -471,7 +471,7 @@ def _parse_module(source: SourceText, limits: SourceText) -> libcst.Module | Syn
     whole = limits.text
     if len(whole) > MAX_PARSE_CHARS:
         return _too_large(limits, f"{len(whole):,} characters, more than the {MAX_PARSE_CHARS:,} characters")
-    estimate = nesting_estimate(whole)
+    estimate = _estimate_of(whole)
     if estimate.tokens > MAX_PARSE_TOKENS:
         return _too_large(limits, f"{estimate.tokens:,} tokens, more than the {MAX_PARSE_TOKENS:,} tokens")
     refused = _refuse_nesting(limits, estimate)
@@ -490,6 +490,21 @@ def _parse_module(source: SourceText, limits: SourceText) -> libcst.Module | Syn
     except BaseException as exc:  # RecursionError, MemoryError, pyo3 PanicException, ...
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
     return _walkable(source, module, estimate)
+
+
+# The last few texts estimated, by identity: a helper module read in parts (npu_audit.extract.demand) is
+# judged as a whole each time, from the same text object.
+_ESTIMATES: list[tuple[str, NestingEstimate]] = []
+
+
+def _estimate_of(text: str) -> NestingEstimate:
+    for known, estimate in _ESTIMATES:
+        if known is text:
+            return estimate
+    estimate = nesting_estimate(text)
+    _ESTIMATES.insert(0, (text, estimate))
+    del _ESTIMATES[8:]
+    return estimate
 
 
 def _libcst(text: str, encoding: str, estimate: NestingEstimate) -> libcst.Module:

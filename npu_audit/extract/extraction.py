@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -45,37 +45,92 @@ class Extraction:
 
 
 # Helper modules parsed in this process, reused by every script that imports them (libcst trees are
-# immutable; the interpreter keeps its state outside them). Keyed by real path, size and mtime.
-_PARSED: OrderedDict[tuple, Optional[tuple]] = OrderedDict()
+# immutable; the interpreter keeps its state outside them). Keyed by real path, size and mtime, and for
+# a part of a module (npu_audit.extract.demand) by the statements it holds.
+_PARSED: OrderedDict[tuple, Optional[cst.Module]] = OrderedDict()
 _PARSED_MAX = 256
 
 
-def _make_reader(max_bytes: int, display_for):
+def _remember(key: tuple, value: Optional[cst.Module]) -> None:
+    _PARSED[key] = value
+    if len(_PARSED) > _PARSED_MAX:
+        _PARSED.popitem(last=False)
+
+
+def _make_reader(max_bytes: int, display_for, whole: bool = False):
+    """The project's reader: (display, first part of the module, file bytes, more) for a helper module,
+    where ``more(name)`` parses the definitions of ``name`` left out so far (None when there are none).
+    With ``whole`` (or when the module's text cannot be cut: no CPython ast) the module is parsed whole
+    at once and ``more`` is None."""
+    from npu_audit import slicing
     from npu_audit.parse import SyntaxProblem, parse_module
     from npu_audit.source import ReadProblem, read_source
 
-    def reader(path: Path):
+    cut = not whole and slicing.enabled()
+
+    def parsed(key: tuple, source, text: Optional[str] = None):
+        """libcst's module of ``text`` (``source``'s text by default), parsed once per process."""
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            return _PARSED[key]
+        part = source if text is None else replace(source, text=text)
+        module = parse_module(part, limits=source)
+        result = None if isinstance(module, SyntaxProblem) else module
+        _remember(key, result)
+        return result
+
+    def reader(path: Path, want: Optional[str] = None):
         try:
             st = os.stat(path)
             key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
         except OSError:
             return None
-        if key in _PARSED:
-            _PARSED.move_to_end(key)
-            hit = _PARSED[key]
-            return None if hit is None else (display_for(path), *hit)
-        source = read_source(path, display_for(path), max_bytes)
-        result = None
-        if not isinstance(source, ReadProblem):
-            module = parse_module(source)
-            if not isinstance(module, SyntaxProblem):
-                result = (module, source.raw)
-        _PARSED[key] = result
-        if len(_PARSED) > _PARSED_MAX:
-            _PARSED.popitem(last=False)
-        return None if result is None else (source.display, *result)
+        display = display_for(path)
+        loaded = _SOURCES.get(key)
+        if loaded is None:
+            source = read_source(path, display, max_bytes)
+            loaded = None if isinstance(source, ReadProblem) else (source, _helper_text(source) if cut else None)
+            _SOURCES[key] = loaded
+            if len(_SOURCES) > _SOURCES_MAX:
+                _SOURCES.popitem(last=False)
+        else:
+            _SOURCES.move_to_end(key)
+        if loaded is None:
+            return None
+        source, helper = loaded
+        if helper is None or not cut:
+            module = parsed(key, source)
+            return None if module is None else (display, module, source.raw, None)
+        have = helper.first_part([want] if want else [])
+        module = parsed((*key, frozenset(have)), source, helper.text_of(have))
+        if module is None:  # (libcst refused a part of a text CPython reads: read it whole)
+            module = parsed(key, source)
+            return None if module is None else (display, module, source.raw, None)
+
+        def more(name: str) -> Optional[cst.Module]:
+            add = helper.definitions_for([name], have)
+            if not add:
+                return None
+            have.update(add)
+            return parsed((*key, frozenset(add)), source, helper.text_of(add))
+
+        return display, module, source.raw, more
 
     return reader
+
+
+# What the reader read of each helper module in this process: its text and how it is cut into top-level
+# statements (None: unreadable), keyed like _PARSED.
+_SOURCES: OrderedDict[tuple, Optional[tuple]] = OrderedDict()
+_SOURCES_MAX = 128  # (each holds the module's CPython ast)
+
+
+def _helper_text(source):
+    from npu_audit.extract.demand import HelperText
+    from npu_audit.extract.positions import python_ast
+
+    tree = python_ast(source.text)
+    return HelperText(source.text, tree) if tree is not None else None
 
 
 def display_for_factory(root_display: str, root_file: Path):
@@ -110,7 +165,7 @@ def extract_configs(
     text: Optional[str] = None,
 ) -> Extraction:
     display_for = display_for_factory(display, file)
-    project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for))
+    project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for, whole=all_positions))
     state = ModuleState(display=display, file=file.resolve(), module=module, raw=raw)
     project.modules[state.file] = state
     positions = PositionRecorder()

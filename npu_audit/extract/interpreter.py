@@ -177,16 +177,27 @@ class Interpreter:
             if fn.owner is None and id(fn.node) not in self._inlined and worth(fn.node):
                 self.call_function(fn, [], {}, None, Frame(module=state, locals=None), standalone=True)
 
-    def load_module(self, ref: ModuleRef, importer: ModuleState) -> Optional[ModuleState]:
-        if ref.state is not None:
-            return ref.state
-        if ref.file is None:
-            return None
-        state = self.project.load(Path(ref.file), importer.file)
+    def load_module(self, ref: ModuleRef, importer: ModuleState, name: Optional[str] = None) -> Optional[ModuleState]:
+        """The module ``ref`` names, read (once) when ``importer`` first looks a name up in it; ``name``:
+        the name looked up (a helper is parsed in parts: the definitions of a name not read so far
+        are parsed and run when it is asked for)."""
+        state = ref.state
         if state is None:
-            return None
-        ref.state = state
-        self.run_module(state)
+            if ref.file is None:
+                return None
+            state = self.project.load(Path(ref.file), importer.file, name)
+            if state is None:
+                return None
+            ref.state = state
+            self.run_module(state)
+        if name is not None and state.more is not None and name not in state.globals:
+            part = state.more(name)
+            if part is not None:
+                frame = Frame(module=state, locals=None)
+                for stmt in part.body:
+                    frame.top = stmt
+                    frame.stmts = ()
+                    self.exec_stmt(stmt, frame)
         return state
 
     # ---------------------------------------------------------------------------------------
@@ -228,7 +239,7 @@ class Interpreter:
                 return
 
     def _exec_while(self, stmt: cst.While, frame: Frame) -> None:
-        self._branch(frame, stmt, 0, "loop", False, f"while {self.short(stmt.test, frame)}", stmt.test,
+        self._branch(frame, stmt, 0, "loop", False, lambda: f"while {self.short(stmt.test, frame)}", stmt.test,
                      lambda: self.exec_block(self._suite(stmt.body), frame))
         if stmt.orelse is not None:
             orelse = stmt.orelse
@@ -309,13 +320,13 @@ class Interpreter:
             self.exec_block(self._suite(stmt.body), frame)
             return
         verdict = self._static_truth(stmt.test, frame)
-        test_text = self.short(stmt.test, frame)
+        module = frame.module  # (the branch descriptions are written only when a message shows them)
         has_else = stmt.orelse is not None
         if verdict is True:
             self.exec_block(self._suite(stmt.body), frame)
             return
         if verdict is not False:
-            self._branch(frame, stmt, 0, "if", has_else, f"if {test_text}", stmt.test,
+            self._branch(frame, stmt, 0, "if", has_else, lambda: f"if {_short(module, stmt.test)}", stmt.test,
                          lambda: self.exec_block(self._suite(stmt.body), frame))
         orelse = stmt.orelse
         if orelse is None:
@@ -327,7 +338,7 @@ class Interpreter:
         if verdict is False:
             run()
         else:
-            self._branch(frame, stmt, 1, "if", has_else, f"not ({test_text})", stmt.test, run)
+            self._branch(frame, stmt, 1, "if", has_else, lambda: f"not ({_short(module, stmt.test)})", stmt.test, run)
 
     def _static_truth(self, test, frame) -> Optional[bool]:
         """The test's truth when the script decides it by itself: literals (``if True:``) and values
@@ -465,7 +476,10 @@ class Interpreter:
                 self.assign(stmt.target, Const(item, origin="resolved"), frame)
                 self.exec_block(self._suite(stmt.body), frame)
             return
-        desc = f"for {self.short(stmt.target, frame)} in {self.short(stmt.iter, frame)}"
+        module = frame.module
+
+        def desc() -> str:
+            return f"for {_short(module, stmt.target)} in {_short(module, stmt.iter)}"
 
         def body():
             self.assign(stmt.target, UNKNOWN, frame)
@@ -600,7 +614,7 @@ class Interpreter:
             # a value read through a name was resolved (the literal is elsewhere)
             return values.read_through_name(sym)
         for ref in frame.module.star_modules:
-            state = self.load_module(ref, frame.module)
+            state = self.load_module(ref, frame.module, name)
             if state is not None and name in state.globals:
                 return self._resolve_lazy(state.globals[name].sym, frame)
         if name in ("True", "False", "None"):
@@ -618,7 +632,7 @@ class Interpreter:
 
     def _resolve_lazy(self, sym: Sym, frame: Frame) -> Sym:
         if isinstance(sym, LazyName):
-            state = self.load_module(sym.module, frame.module)
+            state = self.load_module(sym.module, frame.module, sym.name)
             if state is None:
                 return Unknown(name=sym.name)
             if sym.name in state.globals:
@@ -630,7 +644,7 @@ class Interpreter:
         return sym
 
     def module_attr(self, ref: ModuleRef, name: str, frame: Frame) -> Sym:
-        state = self.load_module(ref, frame.module)
+        state = self.load_module(ref, frame.module, name)
         if state is None:
             if name == "FLAGS":
                 return FlagsRef()
@@ -695,8 +709,7 @@ class Interpreter:
 
     def short(self, node, frame: Frame, limit: int = 60) -> str:
         """The source of ``node`` on one line, cut to ``limit`` characters (for branch descriptions)."""
-        text = " ".join(self.code(node, frame).split())
-        return text if len(text) <= limit else text[: limit - 3] + "..."
+        return _short(frame.module, node, limit)
 
     def evaluate(self, node, frame: Frame) -> Sym:
         """The value of expression ``node`` (RecursionError is left to the caller)."""
@@ -1217,6 +1230,12 @@ def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
 
 
 # -- per-node dispatch: libcst node type -> handler (nodes not listed are skipped / unknown) ----------
+
+def _short(module: ModuleState, node, limit: int = 60) -> str:
+    """The source of ``node`` (of ``module``) on one line, cut to ``limit`` characters."""
+    text = " ".join(module.code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 def _compare_with(op: str, other: Any, value: Any) -> Any:
     return values.compare(op, value, other)

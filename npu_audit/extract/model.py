@@ -9,7 +9,7 @@ wins" per entry while keeping every write, and tells "always" from "conditional"
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from npu_audit.extract.ranges import Range
 
@@ -70,16 +70,46 @@ class Value:
         return self.python
 
 
-@dataclass(frozen=True)
 class BranchStep:
-    """One enclosing control-flow arm of a write."""
+    """One enclosing control-flow arm of a write.
 
-    node_id: int
-    arm: int  # 0 = body / if-branch, 1 = else-branch (or next elif), ...
-    kind: str  # if | loop | try | except | with-else
-    has_else: bool  # for "if": whether the statement has an else arm
-    description: str  # e.g. "if FLAGS.use_dump" / "else of if FLAGS.use_dump"
-    node: Any = None  # the test expression (for positions)
+    ``description`` (e.g. "if FLAGS.use_dump" / "else of if FLAGS.use_dump") may be given as a function
+    that returns it: the interpreter enters thousands of arms per file and a message shows few of them,
+    and writing a test's source back out is a code-generation pass. Two steps are equal when they are
+    the same arm of the same statement (the description follows from that)."""
+
+    __slots__ = ("node_id", "arm", "kind", "has_else", "_description", "node")
+
+    def __init__(self, node_id: int, arm: int, kind: str, has_else: bool,
+                 description: Union[str, Callable[[], str]], node: Any = None):
+        self.node_id = node_id
+        self.arm = arm  # 0 = body / if-branch, 1 = else-branch (or next elif), ...
+        self.kind = kind  # if | loop | try | except | with-else
+        self.has_else = has_else  # for "if": whether the statement has an else arm
+        self._description = description
+        self.node = node  # the test expression (for positions)
+
+    @property
+    def description(self) -> str:
+        text = self._description
+        if not isinstance(text, str):
+            text = self._description = text()
+        return text
+
+    def _key(self) -> tuple:
+        return (self.node_id, self.arm, self.kind, self.has_else, id(self.node))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BranchStep) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"BranchStep({self.kind} arm {self.arm}: {self.description!r})"
+
+    def __reduce__(self):  # (a description given as a function is computed before it is pickled)
+        return (BranchStep, (self.node_id, self.arm, self.kind, self.has_else, self.description, self.node))
 
 
 @dataclass(frozen=True)

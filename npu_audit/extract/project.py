@@ -15,8 +15,10 @@ from typing import Any, Callable, Optional
 
 import libcst as cst
 
-# A reader returns (display path, libcst Module) or None when the file cannot be read/parsed.
-Reader = Callable[[Path], Optional[tuple[str, cst.Module, bytes]]]
+# A reader returns (display path, libcst Module, file bytes, more) or None when the file cannot be read or
+# parsed; it is given the name the module is first read for. ``more(name)``, when not None, parses the
+# module's definitions of ``name`` that the first part left out (npu_audit.extract.demand).
+Reader = Callable[[Path, Optional[str]], Optional[tuple[str, cst.Module, bytes, Optional[Callable[[str], Optional[cst.Module]]]]]]
 
 
 @dataclass
@@ -34,6 +36,8 @@ class ModuleState:
     arguments: dict = field(default_factory=dict)  # argparse dest -> (Sym, node)
     functions: list = field(default_factory=list)  # FunctionRef defined at module level (and methods)
     classes: list = field(default_factory=list)
+    # parses definitions of a name left out of ``module`` (a helper read in parts); None: all was parsed
+    more: Optional[Callable[[str], Optional[cst.Module]]] = None
 
     def source_ast(self) -> Optional[Any]:
         """CPython's ast of the module's original text, read once: ``module`` may have been parsed from a
@@ -98,7 +102,8 @@ class Project:
 
     # -- loading ------------------------------------------------------------------------------
 
-    def load(self, file: Path, importer: Optional[Path] = None) -> Optional[ModuleState]:
+    def load(self, file: Path, importer: Optional[Path] = None, want: Optional[str] = None) -> Optional[ModuleState]:
+        """The module of ``file``, read (in part) for the name ``want`` when it is first loaded."""
         file = file.resolve()
         if importer is not None:
             self._add_edge(str(importer.resolve()), str(file), "import")
@@ -107,12 +112,12 @@ class Project:
             return state
         if file in self.failed or len(self.modules) >= self.max_modules:
             return None
-        got = self.reader(file)
+        got = self.reader(file, want)
         if got is None:
             self.failed.add(file)
             return None
-        display, module, raw = got
-        state = ModuleState(display=display, file=file, module=module, raw=raw)
+        display, module, raw, more = got
+        state = ModuleState(display=display, file=file, module=module, raw=raw, more=more)
         self.modules[file] = state
         return state
 

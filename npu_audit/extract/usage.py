@@ -76,6 +76,7 @@ def function_named(tree: ast.AST, name: str) -> Optional[ast.AST]:
 # The function definitions of the last few trees asked about, by name: one walk per tree, not one per
 # question (a script asks once per config it binds). Entries hold their tree, so an id is never reused.
 _FUNCTIONS: dict[int, tuple[ast.AST, dict[str, list[ast.AST]]]] = {}
+_BLOCKS = ("body", "orelse", "finalbody")  # the statement lists of a statement (besides handlers and cases)
 
 
 def _functions_of(tree: ast.AST) -> dict[str, list[ast.AST]]:
@@ -83,9 +84,18 @@ def _functions_of(tree: ast.AST) -> dict[str, list[ast.AST]]:
     if known is not None and known[0] is tree:
         return known[1]
     index: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            index.setdefault(node.name, []).append(node)
+    # definitions are statements: only statement blocks are walked, not the expressions (most nodes)
+    todo: list = [[tree]]
+    while todo:
+        for node in todo.pop():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                index.setdefault(node.name, []).append(node)
+            for name in _BLOCKS:
+                block = getattr(node, name, None)
+                if block:
+                    todo.append(block)
+            for part in getattr(node, "handlers", None) or getattr(node, "cases", None) or ():
+                todo.append(part.body)
     if len(_FUNCTIONS) >= 8:
         _FUNCTIONS.clear()  # (not one eviction: the language server asks from several threads)
     _FUNCTIONS[id(tree)] = (tree, index)

@@ -1,0 +1,106 @@
+"""Which top-level definitions of a helper module a script's reads need: the helper's demand slice.
+
+A script reads a helper module for the names it looks up in it (``from utils import build_config``,
+``utils.PRECISION``), and the interpreter loads the module only then (``extract/project.py``). Most of
+such a module is usually definitions the script never reaches (the model, the input pipeline), and
+parsing them with libcst was the larger part of reading helpers. So a helper is parsed in parts:
+
+- first, every top-level statement that is not a ``def`` or ``class`` (imports, constants, flag
+  definitions, module-level calls, ``if``/``try`` blocks, whatever defines them), plus the definitions
+  of the name asked for, plus, transitively, the top-level definitions any of those statements names;
+- later, when the script asks for a name whose definition was left out, that definition (and what it
+  names, less what was read already) as a further part.
+
+A part is the module's text with the other top-level statements replaced by statements that do nothing
+and span the same lines (``npu_audit.slicing.stand_in``), so every position in it is the file's own. Leaving out a definition changes nothing the interpreter
+sees: a ``def`` or ``class`` statement has no effect until its name is read, and a definition that no
+kept statement names and the script never asks for is never read. Computed on CPython's ``ast``
+(no libcst), once per file content per process.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from npu_audit.slicing import stand_in
+from npu_audit.text import split_lines_keepends
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _names_read(stmt: ast.stmt) -> frozenset[str]:
+    """Every identifier a statement reads (a superset of the top-level names it can reach)."""
+    return frozenset(node.id for node in ast.walk(stmt) if isinstance(node, ast.Name))
+
+
+class HelperText:
+    """A helper module's text cut at its top-level statements (``tree``: CPython's ast of ``text``)."""
+
+    def __init__(self, text: str, tree: ast.Module):
+        self.lines = split_lines_keepends(text)
+        self.spans: list[tuple[int, int]] = []  # per top-level statement: first and last line (1-based)
+        self.definitions: dict[str, list[int]] = {}  # name -> the top-level def/class statements binding it
+        self.base: list[int] = []  # the other top-level statements
+        self._statements = tree.body
+        self._reads: dict[int, frozenset[str]] = {}
+        for i, stmt in enumerate(tree.body):
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            self.spans.append((first, stmt.end_lineno or stmt.lineno))
+            if isinstance(stmt, _DEFINITIONS):
+                self.definitions.setdefault(stmt.name, []).append(i)
+            else:
+                self.base.append(i)
+
+    def reads(self, i: int) -> frozenset[str]:
+        found = self._reads.get(i)
+        if found is None:
+            found = self._reads[i] = _names_read(self._statements[i])
+        return found
+
+    def first_part(self, wanted: Iterable[str]) -> set[int]:
+        """The statements of the first part: the base, and the definitions of ``wanted`` and of every
+        name the base or a kept definition reads."""
+        keep = set(self.base)
+        names: set[str] = set(wanted)
+        for i in self.base:
+            names |= self.reads(i)
+        return keep | self.definitions_for(names, keep)
+
+    def definitions_for(self, names: Iterable[str], have: set[int]) -> set[int]:
+        """The definitions (not in ``have``) binding ``names``, and transitively those their own
+        statements name."""
+        out: set[int] = set()
+        todo = list(names)
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for i in self.definitions.get(name, ()):
+                if i not in have and i not in out:
+                    out.add(i)
+                    todo.extend(self.reads(i))
+        return out
+
+    @property
+    def everything(self) -> set[int]:
+        return set(range(len(self.spans)))
+
+    def text_of(self, keep: set[int]) -> str:
+        """The module's text with each run of top-level statements not in ``keep`` replaced by a
+        statement that does nothing and spans the same lines (``npu_audit.slicing.stand_in``)."""
+        if len(keep) == len(self.spans):
+            return "".join(self.lines)
+        out = list(self.lines)
+        start = None
+        for i in range(len(self.spans) + 1):
+            if i < len(self.spans) and i not in keep:
+                if start is None:
+                    start = i
+                continue
+            if start is not None:
+                stand_in(out, self.spans[start][0], self.spans[i - 1][1])
+                start = None
+        return "".join(out)

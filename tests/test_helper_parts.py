@@ -1,0 +1,144 @@
+"""Helper modules read in parts (npu_audit/extract/demand.py): what the first part holds, that a part keeps
+every position, and that findings through a helper read in parts equal those through the whole helper."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from npu_audit.extract.demand import HelperText
+from npu_audit.pipeline import Job, analyze_file
+from npu_audit.settings import Settings
+from npu_audit.slicing import ENV_OFF
+from npu_audit.text import split_lines_keepends
+
+HELPERS = '''\
+"""Helpers of a training script."""
+import os
+
+import tensorflow as tf
+
+DEFAULT_MODE = "allow_fp32_to_fp16"
+
+
+def build_model(x):
+    layer = tf.layers.dense(x, 10)
+    return tf.nn.relu(layer)
+
+
+def precision_mode():
+    return _mode_from_env()
+
+
+def _mode_from_env():
+    return "high_precision"
+
+
+@tf.function
+def decorated(x):
+    return x
+
+
+class Trainer(object):
+    def __init__(self):
+        self.steps = 10
+
+    def run(self):
+        return build_model(None)
+
+
+def make_config(mode=DEFAULT_MODE):
+    config = tf.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(mode)
+    return config
+
+
+def dump_path():
+    return "/tmp/dump"
+'''
+
+
+def helper_text(source: str) -> HelperText:
+    return HelperText(source, ast.parse(source))
+
+
+def names_kept(helper: HelperText, keep: set[int]) -> set[str]:
+    return {name for name, found in helper.definitions.items() if set(found) & keep}
+
+
+def test_the_first_part_holds_the_base_and_what_the_name_asked_for_reaches():
+    helper = helper_text(HELPERS)
+    keep = helper.first_part(["precision_mode"])
+    assert names_kept(helper, keep) == {"precision_mode", "_mode_from_env"}
+    assert set(helper.base) <= keep  # imports and constants are always read
+    assert names_kept(helper, helper.first_part(["Trainer"])) == {"Trainer", "build_model"}
+
+
+def test_a_later_part_adds_only_what_was_left_out():
+    helper = helper_text(HELPERS)
+    have = helper.first_part(["precision_mode"])
+    more = helper.definitions_for(["make_config"], have)
+    assert names_kept(helper, more) == {"make_config"}
+    assert helper.definitions_for(["_mode_from_env"], have | more) == set()  # read already
+
+
+def test_a_part_keeps_every_line_in_place_and_is_python():
+    helper = helper_text(HELPERS)
+    keep = helper.first_part(["make_config"])
+    text = helper.text_of(keep)
+    before, after = split_lines_keepends(HELPERS), split_lines_keepends(text)
+    assert len(before) == len(after)
+    tree = ast.parse(text)
+    for node in tree.body:  # every statement of the part is the module's own, at its own line
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            assert before[node.lineno - 1] == after[node.lineno - 1]
+    assert "def build_model" not in text and "def make_config" in text
+    assert 'DEFAULT_MODE = "allow_fp32_to_fp16"\n' in text
+
+
+def test_a_redefinition_is_read_with_the_first_definition():
+    source = "def f():\n    return 1\n\n\nx = 2\n\n\ndef f():\n    return 3\n"
+    helper = helper_text(source)
+    assert names_kept(helper, helper.first_part(["f"])) == {"f"}
+    assert len(helper.first_part(["f"])) == 3
+
+
+SCRIPT = '''\
+import tensorflow as tf
+import helpers
+from helpers import make_config
+
+config = make_config()
+custom_op = config.graph_options.rewrite_options.custom_optimizers[0]
+custom_op.parameter_map["enable_dump"].b = True
+custom_op.parameter_map["dump_path"].s = helpers.dump_path()
+custom_op.parameter_map["op_select_implmode"].s = helpers.precision_mode()
+with tf.Session(config=config) as sess:
+    pass
+'''
+
+
+def findings_of(tmp_path, monkeypatch, whole: bool, want_configs: bool = False) -> list[tuple]:
+    if whole:
+        monkeypatch.setenv(ENV_OFF, "1")
+    else:
+        monkeypatch.delenv(ENV_OFF, raising=False)
+    (tmp_path / "helpers.py").write_text(HELPERS, encoding="utf-8")
+    (tmp_path / "train.py").write_text(SCRIPT, encoding="utf-8")
+    report = analyze_file(Job(file=str(tmp_path / "train.py"), display="train.py", roots=(str(tmp_path),),
+                              settings=Settings(), want_configs=want_configs))
+    assert not report.internal_error, [f.message for f in report.findings]
+    return sorted((f.code, f.line, f.column, f.end_line, f.end_column, f.message) for f in report.findings)
+
+
+@pytest.mark.parametrize("want_configs", [False, True])
+def test_findings_through_a_helper_read_in_parts_equal_those_through_the_whole_helper(tmp_path, monkeypatch,
+                                                                                     want_configs):
+    whole = findings_of(tmp_path, monkeypatch, whole=True, want_configs=want_configs)
+    parts = findings_of(tmp_path, monkeypatch, whole=False, want_configs=want_configs)
+    assert parts == whole
+    # the str written into each .s comes from definitions the first part (read for make_config) left out
+    assert [line for code, line, *_ in parts if code == "NPU103"] == [8, 9], parts
