@@ -59,7 +59,9 @@ def main() -> None:
             kept_code += c
             continue
         kept_lines += n - result.blanked
-        kept_code += _code_lines(result.text)
+        # (a line the slice kept is the original line; stand-ins for dropped lines are not counted)
+        kept_code += sum(1 for old, new in zip(split_lines_keepends(source.text), split_lines_keepends(result.text))
+                         if new == old and _code_lines(old))
         statements += result.statements
         kept += result.kept
         if args.parse:
