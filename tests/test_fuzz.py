@@ -119,3 +119,52 @@ def test_arbitrary_bytes_never_crash(data):
         path.write_bytes(b"custom_op.parameter_map['k'].s = 1\n" + data)
         report = analyze_file(Job(file=str(path), display="blob.py", roots=(folder,), settings=Settings()))
         assert not report.internal_error, [f.message for f in report.findings]
+
+
+def _check_slice_of(text: str) -> None:
+    """A slice of any program that CPython reads is a program CPython and libcst read, with the same lines,
+    each kept line unchanged and each dropped run replaced by a stand-in at the same place."""
+    import ast
+    import warnings
+
+    from npu_audit.extract.demand import HelperText
+    from npu_audit.slicing import slice_text
+    from npu_audit.text import split_lines_keepends
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+    seeded = "import tensorflow as tf\nconfig = tf.ConfigProto()\n" + text
+    for source in (text, seeded):
+        try:
+            source_tree = ast.parse(source) if source is seeded else tree
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        results = [slice_text(source, source_tree)]
+        helper = HelperText(source, source_tree)
+        parts = (helper.text_of(helper.first_part([])), helper.text_of(helper.first_part(list(helper.definitions)[:1])))
+        for result_text in [r.text for r in results if r is not None] + list(parts):
+            before, after = split_lines_keepends(source), split_lines_keepends(result_text)
+            assert len(before) == len(after)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(result_text)
+            libcst.parse_module(result_text)
+            for old, new in zip(before, after):
+                assert new == old or new.strip() in ("", "pass", '"""')
+
+
+@FAST
+@given(st.deferred(_random_programs))
+def test_slices_of_random_programs_are_programs(text):
+    _check_slice_of(text)
+
+
+@pytest.mark.slow
+@SLOW
+@given(st.deferred(_random_programs))
+def test_slices_of_random_programs_long(text):
+    _check_slice_of(text)
