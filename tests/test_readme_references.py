@@ -39,3 +39,15 @@ def test_cited_paths_exist(doc):
 
 def test_the_check_sees_citations():
     assert len(_cited("README.md")) > 20
+
+
+def test_the_quick_start_says_how_many_findings_the_sample_has():
+    from npu_audit.pipeline import Job, analyze_file
+    from npu_audit.settings import Settings
+
+    said = re.search(r"shipped sample script \(it has (\d+) findings", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert said is not None, "README's quick start no longer says how many findings the sample has"
+    sample = ROOT / "examples" / "train_sample.py"
+    report = analyze_file(Job(file=str(sample), display="examples/train_sample.py", roots=(str(sample.parent),),
+                              settings=Settings()))
+    assert len(report.findings) == int(said.group(1))
