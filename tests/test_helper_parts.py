@@ -137,8 +137,83 @@ def findings_of(tmp_path, monkeypatch, whole: bool, want_configs: bool = False) 
 @pytest.mark.parametrize("want_configs", [False, True])
 def test_findings_through_a_helper_read_in_parts_equal_those_through_the_whole_helper(tmp_path, monkeypatch,
                                                                                      want_configs):
-    whole = findings_of(tmp_path, monkeypatch, whole=True, want_configs=want_configs)
     parts = findings_of(tmp_path, monkeypatch, whole=False, want_configs=want_configs)
+    whole = findings_of(tmp_path, monkeypatch, whole=True, want_configs=want_configs)
     assert parts == whole
     # the str written into each .s comes from definitions the first part (read for make_config) left out
     assert [line for code, line, *_ in parts if code == "NPU103"] == [8, 9], parts
+
+
+SESSION = '''\
+import tensorflow as tf
+import helpers
+
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["enable_dump"].b = True
+custom_op.parameter_map["dump_path"].s = {value}
+with tf.Session(config=config) as sess:
+    pass
+'''
+
+# (helper modules, the value the script writes into dump_path): in each, reading the helper in parts must
+# give what reading it whole gives (a str there: NPU103), although the name asked for first is another
+ORDER_SENSITIVE = {
+    "an import rebound by a later def": (
+        {"helpers.py": "from paths import dump_path\nMODE = 1\n\n\ndef dump_path():\n    return '/tmp/dump'\n",
+         "paths.py": "def dump_path():\n    return b'/tmp/dump'\n"},
+        "(helpers.MODE, helpers.dump_path())[1]"),
+    "a class body that rebinds a module name": (
+        {"helpers.py": "DUMP_PATH = b'/tmp/dump'\n\n\nclass Local(object):\n    global DUMP_PATH\n    DUMP_PATH = '/tmp/dump'\n"},
+        "helpers.DUMP_PATH"),
+    "a class attribute read where the class stands": (
+        {"helpers.py": "DUMP_PATH = '/tmp/dump'\n\n\nclass Settings(object):\n    path = DUMP_PATH\n\n\n"
+                       "DUMP_PATH = b'/tmp/dump'\n"},
+        "(helpers.DUMP_PATH, helpers.Settings.path)[1]"),
+    "a conditional def and a later one": (
+        {"helpers.py": "import sys\nif sys.platform == 'win32':\n    def dump_path():\n        return b'C:/dump'\n\n\n"
+                       "def dump_path():\n    return '/tmp/dump'\n"},
+        "(helpers.sys, helpers.dump_path())[1]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ORDER_SENSITIVE))
+def test_a_helper_read_in_parts_keeps_the_order_the_module_runs_in(tmp_path, monkeypatch, case):
+    files, value = ORDER_SENSITIVE[case]
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "train.py").write_text(SESSION.format(value=value), encoding="utf-8")
+
+    def findings(whole: bool) -> list[tuple]:
+        if whole:
+            monkeypatch.setenv(ENV_OFF, "1")
+        else:
+            monkeypatch.delenv(ENV_OFF, raising=False)
+        report = analyze_file(Job(file=str(tmp_path / "train.py"), display="train.py", roots=(str(tmp_path),),
+                                  settings=Settings()))
+        assert not report.internal_error, [f.message for f in report.findings]
+        return sorted((f.code, f.line, f.column, f.message) for f in report.findings)
+
+    parts = findings(False)
+    whole = findings(True)
+    assert [code for code, *_ in whole] == ["NPU103"], whole  # (the case is what it says)
+    assert parts == whole
+
+
+def test_a_definition_further_down_a_module_that_is_still_running_is_not_there_yet(tmp_path, monkeypatch):
+    # a imports b, which calls a.dump_path() while a is still running its first line: Python raises
+    # AttributeError there; the interpreter, whole or in parts, sees an unknown value (no finding)
+    (tmp_path / "a.py").write_text("from b import PATH\nDUMP_PATH = PATH + ''\n\n\ndef dump_path():\n"
+                                   "    return '/tmp/dump'\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("import a\nPATH = a.dump_path()\n", encoding="utf-8")
+    (tmp_path / "helpers.py").write_text("from a import DUMP_PATH\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(SESSION.format(value="helpers.DUMP_PATH"), encoding="utf-8")
+    for whole in (False, True):
+        if whole:
+            monkeypatch.setenv(ENV_OFF, "1")
+        else:
+            monkeypatch.delenv(ENV_OFF, raising=False)
+        report = analyze_file(Job(file=str(tmp_path / "train.py"), display="train.py", roots=(str(tmp_path),),
+                                  settings=Settings()))
+        assert [f.code for f in report.findings] == [], (whole, [f.message for f in report.findings])

@@ -6,16 +6,19 @@ such a module is usually definitions the script never reaches (the model, the in
 parsing them with libcst was the larger part of reading helpers. So a helper is parsed in parts:
 
 - first, every top-level statement that is not a ``def`` or ``class`` (imports, constants, flag
-  definitions, module-level calls, ``if``/``try`` blocks, whatever defines them), plus the definitions
-  of the name asked for, plus, transitively, the top-level definitions any of those statements names;
+  definitions, module-level calls, ``if``/``try`` blocks, whatever defines them) and every ``class``
+  whose body does more than define methods, plus the definitions of the name asked for, plus,
+  transitively, the top-level definitions of every name those statements read or bind;
 - later, when the script asks for a name whose definition was left out, that definition (and what it
   names, less what was read already) as a further part.
 
 A part is the module's text with the other top-level statements replaced by statements that do nothing
-and span the same lines (``npu_audit.slicing.stand_in``), so every position in it is the file's own. Leaving out a definition changes nothing the interpreter
-sees: a ``def`` or ``class`` statement has no effect until its name is read, and a definition that no
-kept statement names and the script never asks for is never read. Computed on CPython's ``ast``
-(no libcst), once per file content per process.
+and span the same lines (``npu_audit.slicing.stand_in``), so every position in it is the file's own.
+Leaving out a definition changes nothing the interpreter sees: a ``def`` (or a ``class`` that only
+defines methods) has no effect until its name is read, and a definition that no kept statement names
+and the script never asks for is never read. A later part is read only once the module has run to its
+end (before that, a definition further down is not bound yet, whole or in parts). Computed on CPython's
+``ast`` (no libcst), once per file content per process.
 """
 
 from __future__ import annotations
@@ -29,9 +32,38 @@ from npu_audit.text import split_lines_keepends
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _names_read(stmt: ast.stmt) -> frozenset[str]:
-    """Every identifier a statement reads (a superset of the top-level names it can reach)."""
-    return frozenset(node.id for node in ast.walk(stmt) if isinstance(node, ast.Name))
+def _names_of(stmt: ast.stmt) -> frozenset[str]:
+    """Every name a statement reads or binds (imports, nested definitions and ``global`` declarations
+    included): a superset of the top-level names whose definitions it can reach or rebind."""
+    out: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, _DEFINITIONS):
+            out.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+    return frozenset(out)
+
+
+def _deferrable(stmt: ast.stmt) -> bool:
+    """Whether reading a top-level definition later than where it stands changes nothing the interpreter
+    sees: a ``def`` (its body runs when called; the interpreter reads default values at the call), or a
+    ``class`` whose body only defines (a class body runs where it stands: ``x = CONSTANT`` in it reads
+    the constant's value at that point, a ``global`` in it rebinds a module name)."""
+    if not isinstance(stmt, ast.ClassDef):
+        return True
+    for item in stmt.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass)):
+            continue
+        if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
+            continue  # a docstring
+        if isinstance(item, ast.ClassDef) and _deferrable(item):
+            continue
+        return False
+    return True
 
 
 class HelperText:
@@ -47,7 +79,7 @@ class HelperText:
         for i, stmt in enumerate(tree.body):
             first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
             self.spans.append((first, stmt.end_lineno or stmt.lineno))
-            if isinstance(stmt, _DEFINITIONS):
+            if isinstance(stmt, _DEFINITIONS) and _deferrable(stmt):
                 self.definitions.setdefault(stmt.name, []).append(i)
             else:
                 self.base.append(i)
@@ -55,12 +87,13 @@ class HelperText:
     def reads(self, i: int) -> frozenset[str]:
         found = self._reads.get(i)
         if found is None:
-            found = self._reads[i] = _names_read(self._statements[i])
+            found = self._reads[i] = _names_of(self._statements[i])
         return found
 
     def first_part(self, wanted: Iterable[str]) -> set[int]:
         """The statements of the first part: the base, and the definitions of ``wanted`` and of every
-        name the base or a kept definition reads."""
+        name the base or a kept definition reads or binds (a definition that a module-level statement
+        rebinds, or that rebinds a name the base binds, is read in its place)."""
         keep = set(self.base)
         names: set[str] = set(wanted)
         for i in self.base:

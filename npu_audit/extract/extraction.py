@@ -86,19 +86,20 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
         except OSError:
             return None
         display = display_for(path)
-        loaded = _SOURCES.get(key)
-        if loaded is None:
+        if key in _SOURCES:
+            _SOURCES.move_to_end(key)
+            loaded = _SOURCES[key]
+        else:
             source = read_source(path, display, max_bytes)
-            loaded = None if isinstance(source, ReadProblem) else (source, _helper_text(source) if cut else None)
-            _SOURCES[key] = loaded
+            loaded = _SOURCES[key] = None if isinstance(source, ReadProblem) else [source, _NOT_CUT_YET]
             if len(_SOURCES) > _SOURCES_MAX:
                 _SOURCES.popitem(last=False)
-        else:
-            _SOURCES.move_to_end(key)
         if loaded is None:
             return None
         source, helper = loaded
-        if helper is None or not cut:
+        if cut and helper is _NOT_CUT_YET:
+            helper = loaded[1] = _helper_text(source)
+        if helper is None or helper is _NOT_CUT_YET or not cut:
             module = parsed(key, source)
             return None if module is None else (display, module, source.raw, None)
         have = helper.first_part([want] if want else [])
@@ -119,9 +120,10 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
     return reader
 
 
-# What the reader read of each helper module in this process: its text and how it is cut into top-level
-# statements (None: unreadable), keyed like _PARSED.
-_SOURCES: OrderedDict[tuple, Optional[tuple]] = OrderedDict()
+# What the reader read of each helper module in this process: [its text, how it is cut into top-level
+# statements (None: it cannot be, no CPython ast)], or None when unreadable; keyed like _PARSED.
+_SOURCES: OrderedDict[tuple, Optional[list]] = OrderedDict()
+_NOT_CUT_YET = object()  # (a module read whole so far: cut when a reader first reads it in parts)
 _SOURCES_MAX = 128  # (each holds the module's CPython ast)
 
 

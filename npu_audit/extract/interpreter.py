@@ -190,7 +190,8 @@ class Interpreter:
                 return None
             ref.state = state
             self.run_module(state)
-        if name is not None and state.more is not None and name not in state.globals:
+        # (a module still running has not bound its later definitions yet: whole, they would not be there)
+        if name is not None and state.more is not None and name not in state.globals and id(state) not in self._executing:
             part = state.more(name)
             if part is not None:
                 frame = Frame(module=state, locals=None)
