@@ -212,7 +212,8 @@ class _Builder:
         out: list[_Unit] = []
         for stmt in stmts:
             unit = self.statement(stmt, parent, scope)
-            if out and out[-1].last >= unit.first:  # `a; b`: one line, kept or dropped together
+            if out and (out[-1].last >= unit.first or self._continued(out[-1].last)):
+                # `a; b` (or `a; \` + `b`): one logical line, kept or dropped together
                 unit.glue.append(out[-1])
                 out[-1].glue.append(unit)
             elif not out and parent is not None and self._shares_line(unit):  # `if x: y`
@@ -220,6 +221,11 @@ class _Builder:
                 parent.glue.append(unit)
             out.append(unit)
         return out
+
+    def _continued(self, line: int) -> bool:
+        """Whether physical line ``line`` ends with a backslash (the logical line goes on below)."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return text.rstrip("\r\n").endswith("\\")
 
     def _shares_line(self, unit: _Unit) -> bool:
         line = self.lines[unit.first - 1] if unit.first - 1 < len(self.lines) else ""

@@ -421,3 +421,20 @@ def test_methods_of_an_object_from_another_module_and_callbacks_are_kept(tmp_pat
     report = same_both_ways(tmp_path, source, monkeypatch)
     assert {f.code for f in report.findings} >= {"NPU104"}  # the bad dump_debug_mode, through worker.build
     assert "Trainer.start" in json.dumps(report.configs)  # make_session reached through attach(self)
+
+
+def test_statements_joined_by_a_backslash_are_kept_or_dropped_together(tmp_path, monkeypatch):
+    source = (
+        "import tensorflow as tf\n"
+        "config = tf.ConfigProto()\n"
+        "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "custom_op.name = 'NpuOptimizer'\n"
+        "custom_op.parameter_map['precision_mode'].s = b'bad'\n"
+        "print(2); \\\n"
+        "  sess = tf.Session(config=config)\n"
+    )
+    text = sliced(source)
+    compile(text, "sliced", "exec")  # (dropping `print(2); \` alone left an indented line: a false syntax error)
+    assert "print(2); \\\n" in text
+    report = same_both_ways(tmp_path, source, monkeypatch)
+    assert [f.code for f in report.findings] == ["NPU104"]
