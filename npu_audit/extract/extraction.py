@@ -4,10 +4,11 @@ their positions (:func:`extract_configs`)."""
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import libcst as cst
 
@@ -51,10 +52,30 @@ _PARSED: OrderedDict[tuple, Optional[cst.Module]] = OrderedDict()
 _PARSED_MAX = 256
 
 
+_MISSING = object()
+# The language server analyses from several threads: a look-up and its move to the end, or an insertion
+# and the eviction it causes, must not interleave with another thread's (KeyError).
+_CACHE_LOCK = threading.Lock()
+
+
+def _recall(table: OrderedDict, key: tuple) -> Any:
+    """``table[key]``, marked as recently used; _MISSING when absent."""
+    with _CACHE_LOCK:
+        value = table.get(key, _MISSING)
+        if value is not _MISSING:
+            table.move_to_end(key)
+        return value
+
+
+def _keep(table: OrderedDict, key: tuple, value: Any, limit: int) -> None:
+    with _CACHE_LOCK:
+        table[key] = value
+        if len(table) > limit:
+            table.popitem(last=False)
+
+
 def _remember(key: tuple, value: Optional[cst.Module]) -> None:
-    _PARSED[key] = value
-    if len(_PARSED) > _PARSED_MAX:
-        _PARSED.popitem(last=False)
+    _keep(_PARSED, key, value, _PARSED_MAX)
 
 
 def _make_reader(max_bytes: int, display_for, whole: bool = False):
@@ -70,9 +91,9 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
 
     def parsed(key: tuple, source, text: Optional[str] = None):
         """libcst's module of ``text`` (``source``'s text by default), parsed once per process."""
-        if key in _PARSED:
-            _PARSED.move_to_end(key)
-            return _PARSED[key]
+        known = _recall(_PARSED, key)
+        if known is not _MISSING:
+            return known
         part = source if text is None else replace(source, text=text)
         module = parse_module(part, limits=source)
         result = None if isinstance(module, SyntaxProblem) else module
@@ -86,14 +107,11 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
         except OSError:
             return None
         display = display_for(path)
-        if key in _SOURCES:
-            _SOURCES.move_to_end(key)
-            loaded = _SOURCES[key]
-        else:
+        loaded = _recall(_SOURCES, key)
+        if loaded is _MISSING:
             source = read_source(path, display, max_bytes)
-            loaded = _SOURCES[key] = None if isinstance(source, ReadProblem) else [source, _NOT_CUT_YET]
-            if len(_SOURCES) > _SOURCES_MAX:
-                _SOURCES.popitem(last=False)
+            loaded = None if isinstance(source, ReadProblem) else [source, _NOT_CUT_YET]
+            _keep(_SOURCES, key, loaded, _SOURCES_MAX)
         if loaded is None:
             return None
         source, helper = loaded
