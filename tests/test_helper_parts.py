@@ -178,6 +178,18 @@ ORDER_SENSITIVE = {
 }
 
 
+def train_findings(tmp_path, monkeypatch, whole: bool) -> list[tuple]:
+    """The findings of ``tmp_path/train.py``, its helpers read whole or in parts."""
+    if whole:
+        monkeypatch.setenv(ENV_OFF, "1")
+    else:
+        monkeypatch.delenv(ENV_OFF, raising=False)
+    report = analyze_file(Job(file=str(tmp_path / "train.py"), display="train.py", roots=(str(tmp_path),),
+                              settings=Settings()))
+    assert not report.internal_error, [f.message for f in report.findings]
+    return sorted((f.code, f.line, f.column, f.message) for f in report.findings)
+
+
 @pytest.mark.parametrize("case", sorted(ORDER_SENSITIVE))
 def test_a_helper_read_in_parts_keeps_the_order_the_module_runs_in(tmp_path, monkeypatch, case):
     files, value = ORDER_SENSITIVE[case]
@@ -185,18 +197,8 @@ def test_a_helper_read_in_parts_keeps_the_order_the_module_runs_in(tmp_path, mon
         (tmp_path / name).write_text(text, encoding="utf-8")
     (tmp_path / "train.py").write_text(SESSION.format(value=value), encoding="utf-8")
 
-    def findings(whole: bool) -> list[tuple]:
-        if whole:
-            monkeypatch.setenv(ENV_OFF, "1")
-        else:
-            monkeypatch.delenv(ENV_OFF, raising=False)
-        report = analyze_file(Job(file=str(tmp_path / "train.py"), display="train.py", roots=(str(tmp_path),),
-                                  settings=Settings()))
-        assert not report.internal_error, [f.message for f in report.findings]
-        return sorted((f.code, f.line, f.column, f.message) for f in report.findings)
-
-    parts = findings(False)
-    whole = findings(True)
+    parts = train_findings(tmp_path, monkeypatch, whole=False)
+    whole = train_findings(tmp_path, monkeypatch, whole=True)
     assert [code for code, *_ in whole] == ["NPU103"], whole  # (the case is what it says)
     assert parts == whole
 
@@ -210,10 +212,4 @@ def test_a_definition_further_down_a_module_that_is_still_running_is_not_there_y
     (tmp_path / "helpers.py").write_text("from a import DUMP_PATH\n", encoding="utf-8")
     (tmp_path / "train.py").write_text(SESSION.format(value="helpers.DUMP_PATH"), encoding="utf-8")
     for whole in (False, True):
-        if whole:
-            monkeypatch.setenv(ENV_OFF, "1")
-        else:
-            monkeypatch.delenv(ENV_OFF, raising=False)
-        report = analyze_file(Job(file=str(tmp_path / "train.py"), display="train.py", roots=(str(tmp_path),),
-                                  settings=Settings()))
-        assert [f.code for f in report.findings] == [], (whole, [f.message for f in report.findings])
+        assert train_findings(tmp_path, monkeypatch, whole) == [], whole
