@@ -143,10 +143,12 @@ def _check_slice_of(text: str) -> None:
             source_tree = ast.parse(source) if source is seeded else tree
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        results = [slice_text(source, source_tree)]
+        result = slice_text(source, source_tree)
         helper = HelperText(source, source_tree)
-        parts = (helper.text_of(helper.first_part([])), helper.text_of(helper.first_part(list(helper.definitions)[:1])))
-        for result_text in [r.text for r in results if r is not None] + list(parts):
+        texts = [helper.text_of(helper.first_part([])), helper.text_of(helper.first_part(list(helper.definitions)[:1]))]
+        if result is not None:
+            texts.append(result.text)
+        for result_text in texts:
             before, after = split_lines_keepends(source), split_lines_keepends(result_text)
             assert len(before) == len(after)
             with warnings.catch_warnings():

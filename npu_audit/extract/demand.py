@@ -117,10 +117,6 @@ class HelperText:
                     todo.extend(self.reads(i))
         return out
 
-    @property
-    def everything(self) -> set[int]:
-        return set(range(len(self.spans)))
-
     def text_of(self, keep: set[int]) -> str:
         """The module's text with each run of top-level statements not in ``keep`` replaced by a
         statement that does nothing and spans the same lines (``npu_audit.slicing.stand_in``)."""

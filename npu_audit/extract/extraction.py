@@ -74,10 +74,6 @@ def _keep(table: OrderedDict, key: tuple, value: Any, limit: int) -> None:
             table.popitem(last=False)
 
 
-def _remember(key: tuple, value: Optional[cst.Module]) -> None:
-    _keep(_PARSED, key, value, _PARSED_MAX)
-
-
 def _make_reader(max_bytes: int, display_for, whole: bool = False):
     """The project's reader: (display, first part of the module, file bytes, more) for a helper module,
     where ``more(name)`` parses the definitions of ``name`` left out so far (None when there are none).
@@ -97,7 +93,7 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
         part = source if text is None else replace(source, text=text)
         module = parse_module(part, limits=source)
         result = None if isinstance(module, SyntaxProblem) else module
-        _remember(key, result)
+        _keep(_PARSED, key, result, _PARSED_MAX)
         return result
 
     def reader(path: Path, want: Optional[str] = None):
