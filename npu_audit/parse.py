@@ -1,62 +1,39 @@
-"""Parsing decoded source with libcst, turning every failure into one :class:`SyntaxProblem`.
+"""Parsing decoded source into the tree extraction reads (:mod:`npu_audit.syntax`), turning every failure
+into one :class:`SyntaxProblem`.
 
-libcst builds the tree npu-audit analyses; CPython says what a syntax error is.
-
-* **Verdict and positions from CPython.** When libcst cannot parse a file, CPython's own parser
-  (``compile(text, ..., PyCF_ONLY_AST)``, nothing is executed) is asked. If it rejects the file too, its
-  ``SyntaxError`` gives the message and the exact position, and the offending construct there tells
-  whether the file is Python 2 code (a hint is added). A file that libcst parses is analysed even if the
-  running interpreter rejects it: it may use syntax newer than the interpreter (libcst knows later grammars).
-* **Files Python accepts but libcst cannot read.** libcst requires the indentation *text* of a block to
-  extend the indentation text of the block around it, where CPython compares widths only (tabs to the
-  next multiple of 8, and again with tabs as 1 column; both comparisons must agree). So a tab plus
-  spaces inside a block indented with spaces runs under Python while libcst stops with "no matching outer
-  block for dedent". Such a file is parsed again with every tab in the indentation of its logical lines
-  (and comment and blank lines) replaced by one space (:func:`normalise_indentation`): no character
-  moves, so every line and column stays exact, and since CPython accepted the file the widths with tabs
-  as 1 column give the same blocks. That tree differs from the text in those indentation characters
-  only; nothing may write ``module.code`` back (fixes edit the original text at positions). Only when
-  this fails too is the file reported, saying that Python accepts it. (Form feeds in indentation are
-  read, but libcst drops the whitespace of such a line from its tree.)
-* **Memory.** A libcst tree costs about 1.5 to 3 KB per token (a 1 MB generated literal table: more
-  than 1 GB). Files above :data:`MAX_PARSE_TOKENS` tokens (counted by the token scan below, or above
+* **CPython parses, and says what a syntax error is.** The tree is built from CPython's own ``ast``
+  (nothing is executed). When CPython rejects the file, its ``SyntaxError`` gives the message and the exact
+  position, and the offending construct there tells whether the file is Python 2 code (a hint is added).
+  So a file that runs under Python is read (tabs and spaces mixed in its indentation included), and one
+  that does not is reported; code newer than the running interpreter's grammar is reported too.
+* **Memory.** Files above :data:`MAX_PARSE_TOKENS` tokens (counted by the token scan below, or above
   :data:`MAX_PARSE_CHARS` characters, refused before the scan) are not parsed: the problem has the code
-  ``unreadable-file`` and says why.
-* **libcst crashes the process on deeply nested input.** Its native (Rust) parser recurses without a
-  limit: ``"(" * 10000``, a 10 000-term ``a + a + ...`` or a 10 000-branch ``elif`` chain overflow the C
-  stack and the interpreter dies with SIGSEGV, which no ``except`` can catch; it is also quadratic in the
-  nesting depth (a 5 000-term ``+`` chain takes seconds). Before parsing, :func:`parse_module` therefore
-  runs a cheap token scan (:func:`nesting_estimate`) and refuses files beyond CPython's own bracket limit
-  (200 levels) or beyond :data:`MAX_EXPRESSION_NESTING` / :data:`MAX_ELIF_CHAIN`. The parse itself runs
-  on a helper thread with a large, fixed stack (:data:`PARSE_STACK_SIZE`), so the outcome does not depend
-  on the caller's thread (worker threads get 512 KiB stacks on macOS, the main thread 1 MiB on Windows).
-* **Deep trees break libcst's (recursive, pure-Python) visitors**: ``module.visit()``, transformers and
-  ``MetadataWrapper`` spend 3 to 3.6 Python frames per tree level (``module.code`` and ``deep_clone``
-  about 2), so with the default recursion limit of 1000 a tree deeper than ~280 levels raises
-  ``RecursionError`` in every check (a 300-term ``a + b + ...`` is 300 levels deep).
-  When the token scan says a file might be that deep, the real depth is measured (iteratively) and a file
-  whose tree the caller's remaining recursion budget cannot walk is reported instead of returned; raising
-  ``sys.setrecursionlimit`` before calling raises the accepted depth accordingly.
+  ``unreadable-file`` and says why. (The fix engine checks its results with libcst, whose tree costs 1.5 to
+  3 KB per token.)
+* **Deeply nested input.** libcst's native (Rust) parser, which the fix engine runs on the files it fixes,
+  recurses without a limit and dies with SIGSEGV on ``"(" * 10000`` or a 10 000-term ``a + a + ...``; the
+  extraction walks the tree recursively too. Before parsing, :func:`parse_module` therefore runs a cheap
+  token scan (:func:`nesting_estimate`) and refuses files beyond CPython's own bracket limit (200 levels)
+  or beyond :data:`MAX_EXPRESSION_NESTING` / :data:`MAX_ELIF_CHAIN`. When the scan says a file might be
+  deep, the real depth of CPython's tree is measured (iteratively) and a file whose tree the caller's
+  remaining recursion budget cannot walk (at :data:`_FRAMES_PER_LEVEL` frames per level) is reported
+  instead of returned; raising ``sys.setrecursionlimit`` before calling raises the accepted depth.
 """
 
 from __future__ import annotations
 
 import ast
-import io
 import re
 import sys
-import threading
-import tokenize
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from npu_audit.source import SourceText
 from npu_audit.text import LINE_BREAK, line_starts
 
 if TYPE_CHECKING:  # imported where it parses: the rules import this module for its limits
-    import libcst
+    from npu_audit.syntax import Module
 
 __all__ = [
     "MAX_BRACKET_NESTING",
@@ -64,12 +41,9 @@ __all__ = [
     "MAX_EXPRESSION_NESTING",
     "MAX_PARSE_CHARS",
     "MAX_PARSE_TOKENS",
-    "PARSE_STACK_SIZE",
     "NestingEstimate",
     "SyntaxProblem",
-    "call_with_large_stack",
     "nesting_estimate",
-    "normalise_indentation",
     "parse_module",
 ]
 
@@ -77,7 +51,7 @@ __all__ = [
 MAX_BRACKET_NESTING = 200
 #: Expression nesting (token scan units, see :func:`nesting_estimate`) accepted before refusing to parse.
 MAX_EXPRESSION_NESTING = 1000
-#: Longest ``if``/``elif`` chain accepted (libcst nests each ``elif`` in the previous one).
+#: Longest ``if``/``elif`` chain accepted (each ``elif`` is nested in the previous one).
 MAX_ELIF_CHAIN = 3000
 #: Most tokens (as :func:`nesting_estimate` counts them) of a file that is parsed: about 0.5 to 1 GB of
 #: libcst tree, 20 times the largest NPU script of the Ascend model zoo (16 000 tokens, 125 KB).
@@ -85,9 +59,8 @@ MAX_PARSE_TOKENS = 300_000
 #: Files with more characters are refused without even scanning them (no Python file of that size stays
 #: under :data:`MAX_PARSE_TOKENS` unless it is nearly all comments or string literals).
 MAX_PARSE_CHARS = 4_000_000
-#: Stack size of the thread libcst parses on. Only touched pages are committed.
-PARSE_STACK_SIZE = 64 * 1024 * 1024
-# Python frames a libcst visitor spends per tree level (measured with libcst 1.9: 3.0 to 3.6).
+# Python frames a recursive walk of the tree spends per level (the interpreter: 2 to 3; libcst's visitors,
+# which the fix engine's checks do not use on deep trees: 3.0 to 3.6).
 _FRAMES_PER_LEVEL = 4
 # Frames kept free for the caller's own machinery above the visitors.
 _FRAME_RESERVE = 150
@@ -153,7 +126,7 @@ class NestingEstimate(NamedTuple):
 
     @property
     def tree_depth_bound(self) -> int:
-        """A rough bound of the libcst tree depth (used only to decide whether to measure it)."""
+        """A rough bound of the tree depth (used only to decide whether to measure it)."""
         return self.expression * 3 // 2 + 2 * self.indent_levels + self.elif_chain + 5
 
 
@@ -331,132 +304,17 @@ def nesting_estimate(text: str) -> NestingEstimate:
 
 
 # ----------------------------------------------------------------------------------------------------
-# Running libcst on a thread with a known stack size.
-
-_STACK_LOCK = threading.Lock()
 
 
-def call_with_large_stack(fn: Callable[..., Any], *args: Any, stack_size: int = PARSE_STACK_SIZE) -> Any:
-    """Call ``fn(*args)`` on a fresh thread whose C stack is ``stack_size`` bytes and return its result.
-
-    Exceptions (including ``BaseException`` subclasses such as pyo3's ``PanicException``) are re-raised
-    in the calling thread. Falls back to a direct call when no such thread can be created.
-    """
-    outcome: list[Any] = []
-
-    def target() -> None:
-        try:
-            outcome.append((True, fn(*args)))
-        except BaseException as exc:  # transported to the caller
-            outcome.append((False, exc))
-
-    thread = None
-    with _STACK_LOCK:
-        try:
-            previous = threading.stack_size()
-            threading.stack_size(stack_size)
-        except (ValueError, RuntimeError, OverflowError):
-            previous = None
-        else:
-            try:
-                thread = threading.Thread(target=target, name="npu-audit-parse", daemon=True)
-                thread.start()
-            except RuntimeError:  # "can't start new thread"
-                thread = None
-            finally:
-                threading.stack_size(previous)
-    if thread is None:
-        return fn(*args)
-    thread.join()
-    if not outcome:  # pragma: no cover - the thread died without reporting
-        raise RuntimeError("the parser thread ended without a result")
-    ok, value = outcome[0]
-    if ok:
-        return value
-    raise value
-
-
-@lru_cache(maxsize=64)
-def _config_for(encoding: str) -> libcst.PartialParserConfig | None:
-    import libcst
-
-    try:
-        return libcst.PartialParserConfig(encoding=encoding)
-    except Exception:
-        return None
-
-
-def _parse_text(text: str, encoding: str) -> libcst.Module:
-    import libcst
-
-    config = _config_for(encoding)
-    with unvalidated_nodes():
-        if config is None:
-            return libcst.parse_module(text)
-        return libcst.parse_module(text, config)
-
-
-_VALIDATION_LOCK = threading.Lock()
-_VALIDATION_OFF = 0
-
-
-class unvalidated_nodes:  # noqa: N801 - used as a context manager
-    """Build libcst nodes without their per-node validation while the parser runs.
-
-    Every libcst node validates itself when built (``CSTNode.__post_init__`` calls ``_validate``);
-    nodes built by libcst's own parser are valid by construction (libcst's source notes the same), and
-    that validation is about a fifth of the parse time. While at least one parse runs the hook is a
-    no-op; it is restored when the last one ends, so nodes built elsewhere are still validated.
-    Relies on a libcst internal: ``tests/test_parse.py`` has a canary that fails if it changes, and if
-    the hook is missing parsing simply validates as before.
-    """
-
-    _saved: Any = None
-
-    def __enter__(self) -> unvalidated_nodes:
-        import libcst
-
-        global _VALIDATION_OFF
-        base = getattr(getattr(libcst, "CSTNode", None), "__post_init__", None)
-        if base is None:
-            return self
-        with _VALIDATION_LOCK:
-            if _VALIDATION_OFF == 0:
-                type(self)._saved = base
-                libcst.CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
-            _VALIDATION_OFF += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        import libcst
-
-        global _VALIDATION_OFF
-        with _VALIDATION_LOCK:
-            if _VALIDATION_OFF == 0:
-                return
-            _VALIDATION_OFF -= 1
-            if _VALIDATION_OFF == 0 and type(self)._saved is not None:
-                libcst.CSTNode.__post_init__ = type(self)._saved  # type: ignore[method-assign]
-
-
-def _no_validation(self: Any) -> None:
-    return None
-
-
-# ----------------------------------------------------------------------------------------------------
-
-
-def parse_module(source: SourceText, limits: SourceText | None = None) -> libcst.Module | SyntaxProblem:
-    """Parse ``source.text`` with libcst; every failure (never an exception) is a :class:`SyntaxProblem`.
+def parse_module(source: SourceText, limits: SourceText | None = None) -> Module | SyntaxProblem:
+    """Parse ``source.text``; every failure (never an exception) is a :class:`SyntaxProblem`.
 
     ``limits``: the text the size and nesting guards judge instead (the whole file when ``source`` is
     its relevance slice, ``npu_audit.slicing``: a file is refused or accepted as a whole, and its
     refusal points into the file). It must be at least as large and as deep as ``source``.
 
-    The module's ``encoding`` is the file's (so ``module.bytes`` re-encodes like the original, BOM
-    included for ``utf-8-sig``) -- except that for a file libcst could only read with its indentation
-    normalised (see the module docstring) the tree holds spaces where the file has tabs. Positions are
-    exact either way; write fixes to the original text, never ``module.code``.
+    Positions are exact (1-based lines, character columns of ``source.text``); fixes edit the original
+    text at those positions.
     """
     try:
         return _parse_module(source, limits or source)
@@ -464,8 +322,9 @@ def parse_module(source: SourceText, limits: SourceText | None = None) -> libcst
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
 
 
-def _parse_module(source: SourceText, limits: SourceText) -> libcst.Module | SyntaxProblem:
-    import libcst
+def _parse_module(source: SourceText, limits: SourceText) -> Module | SyntaxProblem:
+    from npu_audit import syntax
+    from npu_audit.extract.positions import python_ast
 
     text = source.text
     whole = limits.text
@@ -477,19 +336,22 @@ def _parse_module(source: SourceText, limits: SourceText) -> libcst.Module | Syn
     refused = _refuse_nesting(limits, estimate)
     if refused is not None:
         return refused
+    tree = python_ast(text)
+    if tree is None:
+        verdict = _cpython_verdict(text)
+        if isinstance(verdict, SyntaxError):
+            return _cpython_problem(source, verdict)
+        return _problem(source, "could not parse: CPython's parser gave up on this file (too large or too "
+                                "deeply nested); skipped", 1, 1)
+    too_deep = _too_deep(source, tree, estimate)
+    if too_deep is not None:
+        return too_deep
     try:
-        try:
-            module = _libcst(text, source.encoding, estimate)
-        except libcst.ParserSyntaxError as exc:
-            outcome = _when_libcst_fails(source, exc, estimate)
-            if isinstance(outcome, SyntaxProblem):
-                return outcome
-            module = outcome
+        return syntax.parse_module(text, tree)
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as exc:  # RecursionError, MemoryError, pyo3 PanicException, ...
+    except BaseException as exc:  # RecursionError, MemoryError, ...
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
-    return _walkable(source, module, estimate)
 
 
 # The last few texts estimated, by identity: a helper module read in parts (npu_audit.extract.demand) is
@@ -507,41 +369,6 @@ def _estimate_of(text: str) -> NestingEstimate:
     return estimate
 
 
-def _libcst(text: str, encoding: str, estimate: NestingEstimate) -> libcst.Module:
-    if estimate.tree_depth_bound > _DEPTH_CHECK_THRESHOLD:
-        return call_with_large_stack(_parse_text, text, encoding)
-    # shallow code (nearly every file) cannot exhaust the default C stack: no thread needed
-    return _parse_text(text, encoding)
-
-
-def _when_libcst_fails(
-    source: SourceText, exc: libcst.ParserSyntaxError, estimate: NestingEstimate
-) -> libcst.Module | SyntaxProblem:
-    import libcst
-
-    verdict = _cpython_verdict(source.text)
-    if isinstance(verdict, SyntaxError):
-        return _cpython_problem(source, verdict)
-    if verdict is True:  # Python accepts the file: libcst's limitation, not the user's mistake
-        normalised = normalise_indentation(source.text)
-        if normalised is not None:
-            try:
-                return _libcst(normalised, source.encoding, estimate)
-            except libcst.ParserSyntaxError as again:
-                exc = again
-        detail, line, column = _libcst_detail(exc)
-        return _problem(
-            source,
-            f"Python accepts this file but npu-audit's parser (libcst) cannot read it ({detail}); "
-            "its NPU options are not checked",
-            line,
-            column,
-        )
-    # CPython could not decide either (its own limits): libcst's words
-    detail, line, column = _libcst_detail(exc)
-    return _problem(source, detail, line, column)
-
-
 def _too_large(source: SourceText, what: str) -> SyntaxProblem:
     size = len(source.raw)
     return SyntaxProblem(
@@ -556,13 +383,16 @@ def _too_large(source: SourceText, what: str) -> SyntaxProblem:
     )
 
 
-def _walkable(source: SourceText, module: libcst.Module, estimate: NestingEstimate) -> libcst.Module | SyntaxProblem:
+def _too_deep(source: SourceText, tree: ast.AST, estimate: NestingEstimate) -> SyntaxProblem | None:
+    """A problem when the tree is deeper than the caller's remaining recursion budget lets the extraction
+    (recursive over the tree) walk; None for nearly every file (measured only when the token scan says it
+    might be deep)."""
     if estimate.tree_depth_bound <= _DEPTH_CHECK_THRESHOLD:
-        return module
+        return None
     budget = _visitable_depth()
     # the bound is usually 1.5 times the real depth, but can be lower for nested f-strings
     if estimate.tree_depth_bound * 3 > budget * 2:
-        depth = _tree_depth(module, budget)
+        depth = _tree_depth(tree, budget)
         if depth > budget:
             at = estimate.expression_at
             if estimate.elif_chain * 2 > estimate.expression and estimate.elif_at >= 0:
@@ -576,7 +406,7 @@ def _walkable(source: SourceText, module: libcst.Module, estimate: NestingEstima
                 line,
                 column,
             )
-    return module
+    return None
 
 
 def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem | None:
@@ -612,7 +442,7 @@ def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem |
 
 
 def _visitable_depth() -> int:
-    """How many tree levels a recursive libcst visitor can still walk from the caller's frame."""
+    """How many tree levels a recursive walk can still go down from the caller's frame."""
     used = 0
     frame = sys._getframe()
     while frame is not None:
@@ -621,72 +451,19 @@ def _visitable_depth() -> int:
     return max(0, (sys.getrecursionlimit() - used - _FRAME_RESERVE) // _FRAMES_PER_LEVEL)
 
 
-def _tree_depth(module: libcst.CSTNode, limit: int) -> int:
-    """Depth of the tree (iteratively), stopping as soon as it exceeds ``limit``."""
+def _tree_depth(tree: ast.AST, limit: int) -> int:
+    """Depth of CPython's tree (iteratively), stopping as soon as it exceeds ``limit``."""
     deepest = 0
-    todo = [(module, 1)]
+    todo = [(tree, 1)]
     while todo:
         node, depth = todo.pop()
         if depth > deepest:
             deepest = depth
             if deepest > limit:
                 return deepest
-        for child in node.children:
+        for child in ast.iter_child_nodes(node):
             todo.append((child, depth + 1))
     return deepest
-
-
-# ----------------------------------------------------------------------------------------------------
-# Indentation libcst cannot read.
-
-
-def normalise_indentation(text: str) -> str | None:
-    """``text`` with each tab in the indentation of a logical, comment or blank line replaced by one space.
-
-    Only for text CPython accepts (its tokenizer finds the logical lines). Every other character --
-    string literals, continuation lines, whitespace inside brackets -- is kept, and each tab is one
-    character, so lines and columns do not move. None when there is nothing to replace or the text
-    cannot be tokenized.
-    """
-    if "\t" not in text:
-        return None
-    starts = line_starts(text)
-    unix = LINE_BREAK.sub("\n", text)  # the same lines, whatever their line breaks
-    indents: list[tuple[int, int]] = []  # (0-based line, length of the indentation)
-    depth = 0
-    at_line_start = True
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(unix).readline):
-            kind = tok.type
-            if kind in (tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
-                continue
-            if at_line_start:
-                indents.append((tok.start[0] - 1, tok.start[1]))
-                at_line_start = False
-            if kind in (tokenize.NEWLINE, tokenize.NL):
-                at_line_start = depth == 0
-            elif kind == tokenize.OP:
-                if tok.string in "([{":
-                    depth += 1
-                elif tok.string in ")]}":
-                    depth = max(0, depth - 1)
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        return None
-    out = []
-    pos = 0
-    for row, width in indents:
-        if row >= len(starts):
-            continue
-        start = starts[row]
-        head = text[start : start + width]
-        if "\t" in head and not head.strip(" \t\f"):
-            out.append(text[pos:start])
-            out.append(head.replace("\t", " "))
-            pos = start + width
-    if not out:
-        return None
-    out.append(text[pos:])
-    return "".join(out)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -738,23 +515,6 @@ def _show(token: str, limit: int = 24) -> str:
     return repr(token)
 
 
-_LIBCST_PARSER_ERROR_RE = re.compile(r"parser error: error at (\d+):(\d+): (.*)", re.S)
-
-
-def _libcst_detail(exc: libcst.ParserSyntaxError) -> tuple[str, int, int]:
-    """libcst's own message and position (1-based; its tokenizer errors have none: 1, 1)."""
-    raw = _one_line(str(getattr(exc, "message", "") or exc))
-    m = _LIBCST_PARSER_ERROR_RE.fullmatch(raw)
-    if m:
-        return m.group(3), int(m.group(1)), int(m.group(2)) + 1
-    if raw.startswith("tokenizer error: "):
-        raw = raw[len("tokenizer error: ") :]
-    line = int(getattr(exc, "raw_line", 1) or 1)
-    column = int(getattr(exc, "raw_column", 0) or 0) + 1
-    return raw, line, column
-
-
-# Characters that start no Python token (CPython says only "invalid syntax" for them).
 _NOT_A_TOKEN = frozenset("$?`!")
 _NUMBER_CHARS_RE = re.compile(r"[0-9A-Za-z_.]*")
 

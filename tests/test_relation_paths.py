@@ -45,8 +45,7 @@ def test_the_text_of_a_guard_is_never_taken_from_a_freed_node_with_the_same_id()
     # the cache of guard texts is keyed by id(node); ids are reused once a node of a file analysed
     # earlier is freed, so an entry left by another node must not be returned (it made conflicts under
     # two flags flip between info and warning depending on the files analysed before)
-    import libcst as cst
-
+    import npu_audit.syntax as cst
     from npu_audit.checks import conditions
     from npu_audit.extract.model import BranchStep
 

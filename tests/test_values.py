@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import libcst as cst
 import pytest
 
+import npu_audit.syntax as cst
 from npu_audit.extract import values
 from npu_audit.extract.model import UNRESOLVED
 from npu_audit.extract.symbols import UNKNOWN, Const, ListRef, Unknown

@@ -79,7 +79,7 @@ def test_text(step) -> Optional[str]:
     if len(_TEST_TEXT) > 50_000:
         _TEST_TEXT.clear()
     try:
-        import libcst as cst
+        import npu_audit.syntax as cst
 
         text: Optional[str] = " ".join(cst.Module([]).code_for_node(step.node).split())
     except Exception:  # noqa: BLE001 - a node libcst cannot print is simply not matched

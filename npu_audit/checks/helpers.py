@@ -17,7 +17,7 @@ QUOTE_PREFIXES = ("rb", "br", "Rb", "bR", "RB", "BR", "rB", "Br", "b", "B", "r",
 def string_body_offset(node) -> Optional[int]:
     """Offset of the first character of a string literal's body inside its source, or None
     when source offsets and value offsets differ (escapes, implicit concatenation, f-strings)."""
-    import libcst as cst  # (here, not at the top: a warm run imports the checks without libcst)
+    import npu_audit.syntax as cst  # (here, not at the top: a warm run imports the checks without libcst)
 
     if not isinstance(node, cst.SimpleString):
         return None
@@ -93,7 +93,7 @@ def value_is_the_literal(w: OptionWrite) -> bool:
     """The written expression is exactly the literal that gave the value, possibly wrapped in
     ``as_bytes(...)``/``bytes(...)``/``str(...)`` or followed by ``.encode()``: rewriting that literal
     rewrites the whole value (not one arm of a conditional expression, not part of a computation)."""
-    import libcst as cst
+    import npu_audit.syntax as cst
 
     node = w.value_node
     while True:

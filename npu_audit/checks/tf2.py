@@ -184,7 +184,7 @@ def _known_prefix(table, group: str) -> tuple[str, str, str]:
 def _insert_groups(ctx, w, group: str, right: str) -> Optional[Fix]:
     """Unsafe fix for an option written in the wrong group: insert the missing groups before its name,
     when the right path extends the group the script is in."""
-    import libcst as cst  # (checks are imported where libcst is not: a warm run)
+    import npu_audit.syntax as cst  # (checks are imported where libcst is not: a warm run)
 
     prefix = f"{group}." if group else ""
     if not right.startswith(prefix) or not isinstance(w.key_node, cst.Name):
@@ -197,7 +197,7 @@ def _insert_groups(ctx, w, group: str, right: str) -> Optional[Fix]:
 
 
 def _rename(ctx, w, guess: str) -> Optional[Fix]:
-    import libcst as cst
+    import npu_audit.syntax as cst
 
     if not isinstance(w.key_node, cst.Name) or not fixable_here(ctx, w) or w.key_range is None:
         return None

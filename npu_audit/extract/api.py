@@ -16,8 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, Optional, Protocol
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.model import BranchStep, CallSite, CodeFact, Entry, RewriteWrite, SessionConfig, Value
 from npu_audit.extract.project import ModuleState
 from npu_audit.extract.runconfig import build_config_object, build_runconfig, config_object_names

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.interpreter import Interpreter
 from npu_audit.extract.model import CodeFact, SessionConfig
 from npu_audit.extract.positions import Range, statement_ranges

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.model import UNRESOLVED
 from npu_audit.extract.project import ModuleState
 from npu_audit.extract.symbols import Const, Sym, Unknown, to_python

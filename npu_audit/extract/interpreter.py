@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, cast
 
-import libcst as cst
-
 import npu_audit.extract.api as api
 import npu_audit.extract.flags as flags
 import npu_audit.extract.proto as proto
 import npu_audit.extract.usage as usage
 import npu_audit.extract.values as values
+import npu_audit.syntax as cst
 from npu_audit.extract.model import (
     UNRESOLVED,
     BranchStep,

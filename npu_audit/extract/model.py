@@ -17,7 +17,7 @@ from npu_audit.extract.ranges import Range
 TF2_OPTIONS_KIND = "global_options"
 
 if TYPE_CHECKING:  # only in annotations: the checks and a warm run read the model without libcst
-    import libcst as cst
+    import npu_audit.syntax as cst
 
 
 class _Unresolved:

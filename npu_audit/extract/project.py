@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import libcst as cst
+import npu_audit.syntax as cst
 
 # A reader returns (display path, libcst Module, file bytes, more) or None when the file cannot be read or
 # parsed; it is given the name the module is first read for. ``more(name)``, when not None, parses the

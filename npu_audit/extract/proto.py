@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Protocol
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.model import (
     UNRESOLVED,
     BranchStep,

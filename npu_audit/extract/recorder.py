@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import libcst as cst
+import npu_audit.syntax as cst
 
 Stmts = tuple  # the statements enclosing a node, outermost (module level) first
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.model import UNRESOLVED, Entry, SessionConfig, Value
 
 

@@ -23,8 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.model import TF2_OPTIONS_KIND, DeviceOpen, Entry, OptionWrite, SessionConfig
 from npu_audit.extract.symbols import UNKNOWN, Sym, make_value, to_python
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-import libcst as cst
+import npu_audit.syntax as cst
 
 #: methods of a protobuf message (and of its repeated fields) that write into it
 WRITING_METHODS = frozenset({"add", "CopyFrom", "MergeFrom", "ParseFromString", "Clear", "ClearField", "extend",

@@ -14,8 +14,7 @@ import ast
 from functools import lru_cache
 from typing import Any, Optional
 
-import libcst as cst
-
+import npu_audit.syntax as cst
 from npu_audit.extract.model import UNRESOLVED
 from npu_audit.extract.symbols import UNKNOWN, Const, ListRef, Sym, Unknown, origin_of, to_python
 

@@ -51,7 +51,7 @@ class DuplicateOption(Rule):
                        '    custom_op.parameter_map["iterations_per_loop"].i = 100\n')
 
     def check(self, ctx):
-        import libcst as cst  # (here: the rules are imported where libcst is not needed, a warm run)
+        import npu_audit.syntax as cst  # (here: the rules are imported where libcst is not needed, a warm run)
 
         for _config, entry in ctx.entries():
             for key, eff in entry.effective().items():

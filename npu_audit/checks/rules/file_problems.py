@@ -15,11 +15,9 @@ class SyntaxError_(Rule):
     summary = "The file is not valid Python 3, so npu-audit cannot check it."
     what = (
         "Reports a file that Python cannot parse, with CPython's own message and position, and a hint when "
-        "the construct it stops at is Python 2 only; also files nested too deeply to analyse. A file Python "
-        "accepts is not a syntax error: when libcst (which builds npu-audit's tree) cannot read it, e.g. a "
-        "line indented with a tab and spaces inside a block indented with spaces, it is read again with the "
-        "tabs of its indentation taken as spaces (positions unchanged); only if that fails too is it reported, "
-        "and the message says that Python accepts the file."
+        "the construct it stops at is Python 2 only; also files nested too deeply to analyse. The verdict is "
+        "the running Python's: a file it accepts is read (tabs and spaces mixed in the indentation included), "
+        "and code it rejects is reported even where a more lenient parser would read it (``except X, e:``)."
     )
     why = (
         "npu-audit reads Python 3 only. A file it cannot parse is not checked at all, so any NPU option "

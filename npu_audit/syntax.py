@@ -1,0 +1,1422 @@
+"""The syntax tree extraction reads: CPython's ``ast``, re-shaped into libcst's node shapes.
+
+Why: the extraction (``npu_audit.extract``) needs a tree with exact positions, not a lossless one. libcst
+builds one Python object per token, whitespace included, and its parse was a third of a cold run; CPython's
+parser is written in C and is about 10 times faster, and ``import libcst`` alone costs 0.3 s. So the
+extraction reads this tree, and libcst is imported only where a lossless tree is needed (the fix engine's
+validity check).
+
+What: the classes below are named and shaped like the libcst nodes the extraction reads (``Name.value``,
+``Attribute.attr``, ``Call.args`` of ``Arg`` with ``keyword`` and ``star``, ``SimpleStatementLine`` grouping
+the statements of one line, ``If.orelse`` an ``If`` for ``elif`` or an ``Else``, right-nested
+``ConcatenatedString``, left-nested ``BooleanOperation`` ...), so code reads the same as it did on libcst
+trees. Only fields the extraction uses exist; every other construct is an :class:`Other` node (a
+statement or expression the interpreter does not evaluate). Whitespace, comments and parentheses are not
+nodes: :meth:`Module.code_for_node` gives a node's source text (with its own parentheses, as libcst writes
+it) and :meth:`Module.range_of` its 1-based range (without them, as libcst's syntactic positions), both from
+the text.
+
+Building the tree is a single pass over CPython's ast (:func:`parse_module`); positions are kept as the
+ast gives them (UTF-8 byte columns) and turned into character columns only for the nodes asked about.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tokenize
+import warnings
+from io import StringIO
+from typing import Any, Optional, TypeVar, Union
+
+from npu_audit.extract.ranges import Range
+from npu_audit.text import LINE_BREAK
+
+Pos = tuple  # (line, byte column, end line, end byte column) as CPython's ast gives them
+
+
+class Source:
+    """The text a tree was built from, and its lines (for columns and source segments)."""
+
+    __slots__ = ("text", "starts", "_lines", "ascii", "_indents")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.ascii = text.isascii()  # (else identifiers are read from the text: CPython NFKC-normalises them)
+        self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        self._lines: dict[int, Optional[bytes]] = {}
+        self._indents: Optional[dict[int, str]] = None
+
+    def line(self, number: int) -> str:
+        starts = self.starts
+        if number < 1 or number > len(starts):
+            return ""
+        end = starts[number] if number < len(starts) else len(self.text)
+        return self.text[starts[number - 1]: end]
+
+    def column(self, line: int, byte_column: int) -> int:
+        """The 0-based character column of a byte column of ``line``."""
+        encoded = self._lines.get(line, b"")
+        if encoded == b"":
+            text = self.line(line)
+            encoded = None if text.isascii() else text.encode("utf-8", "surrogatepass")
+            self._lines[line] = encoded
+        if encoded is None:
+            return byte_column
+        return len(encoded[:byte_column].decode("utf-8", "replace"))
+
+    def block_indent(self, line: int) -> str:
+        """The indentation of the statement (logical line) that physical line ``line`` belongs to
+        (tokenizes the text the first time it is asked: only multi-line texts need it)."""
+        if self._indents is None:
+            indents: dict[int, str] = {}
+            start = None
+            try:
+                for token in tokenize.generate_tokens(StringIO(LINE_BREAK.sub("\n", self.text)).readline):
+                    if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.COMMENT,
+                                      tokenize.ENDMARKER):
+                        continue
+                    if start is None:
+                        start = token.start[0]
+                    if token.type == tokenize.NEWLINE:
+                        first = self.line(start)
+                        indent = first[: len(first) - len(first.lstrip(" \t\f"))]
+                        for number in range(start, token.end[0] + 1):
+                            indents[number] = indent
+                        start = None
+            except (tokenize.TokenError, SyntaxError):
+                pass
+            self._indents = indents
+        if line in self._indents:
+            return self._indents[line]
+        text = self.line(line)
+        return text[: len(text) - len(text.lstrip(" \t\f"))]
+
+    def byte_position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, byte column) of an offset in :attr:`text`: a position as CPython's ast gives it."""
+        line, column = self.position(offset)
+        text = self.line(line)[:column]
+        return line, column if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, 0-based character column) of an offset in :attr:`text`."""
+        import bisect
+
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1]
+
+    def offset(self, line: int, byte_column: int) -> int:
+        """The offset in :attr:`text` of a position."""
+        if line < 1 or line > len(self.starts):
+            return len(self.text)
+        return self.starts[line - 1] + self.column(line, byte_column)
+
+
+class CSTNode:
+    """A node: its position in :attr:`_src` (see module docstring). Fields are set by position."""
+
+    __slots__ = ("_pos", "_src", "_outer")
+    _fields: tuple[str, ...] = ()
+    _pos: Any  # Optional[Pos]
+    _src: Source
+    _outer: int  # parentheses around the node that belong to its parent (`f(x)`); unset: 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._pos: Optional[Pos] = None
+        for name, value in zip(self._fields, args):
+            object.__setattr__(self, name, value)
+        for name in self._fields[len(args):]:
+            object.__setattr__(self, name, kwargs.get(name))
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = tuple(cls.__dict__.get("__slots__", ()))
+        cls._fields = tuple(getattr(cls.__mro__[1], "_fields", ())) + own
+
+    def deep_replace(self, old: CSTNode, new: CSTNode) -> CSTNode:
+        """A copy of this tree with ``old`` replaced by ``new`` (as libcst's: every node a new one, so none of
+        them has a position in the file)."""
+        if self is old:
+            return new
+        copy = type(self).__new__(type(self))
+        copy._pos = None
+        for name in self._fields:
+            value = getattr(self, name, None)
+            if isinstance(value, CSTNode):
+                value = value.deep_replace(old, new)
+            elif isinstance(value, list):
+                value = [v.deep_replace(old, new) if isinstance(v, CSTNode) else v for v in value]
+            object.__setattr__(copy, name, value)
+        return copy
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f, None)!r}' for f in self._fields)})"
+
+
+BaseExpression = CSTNode
+BaseStatement = CSTNode
+
+
+class Module(CSTNode):
+    __slots__ = ("body", "source")
+    body: list
+    source: Source
+
+    @property
+    def code(self) -> str:
+        return self.source.text
+
+    def code_for_node(self, node: CSTNode) -> str:
+        return code_of(node)
+
+    def range_of(self, node: CSTNode) -> Optional[Range]:
+        return range_of(node)
+
+
+# -- statements ------------------------------------------------------------------------------------
+
+class SimpleStatementLine(CSTNode):
+    __slots__ = ("body",)
+    body: list
+
+
+class SimpleStatementSuite(CSTNode):
+    __slots__ = ("body",)
+    body: list
+
+
+class IndentedBlock(CSTNode):
+    __slots__ = ("body",)
+    body: list
+
+
+Suite = Union[IndentedBlock, SimpleStatementSuite]
+
+
+class Else(CSTNode):
+    __slots__ = ("body",)
+    body: Suite
+
+
+class Finally(CSTNode):
+    __slots__ = ("body",)
+    body: Suite
+
+
+class If(CSTNode):
+    __slots__ = ("test", "body", "orelse")
+    test: CSTNode
+    body: Suite
+    orelse: Union[If, Else, None]
+
+
+class For(CSTNode):
+    __slots__ = ("target", "iter", "body", "orelse")
+    target: CSTNode
+    iter: CSTNode
+    body: Suite
+    orelse: Optional[Else]
+
+
+class While(CSTNode):
+    __slots__ = ("test", "body", "orelse")
+    test: CSTNode
+    body: Suite
+    orelse: Optional[Else]
+
+
+class AsName(CSTNode):
+    __slots__ = ("name",)
+    name: CSTNode
+
+
+class ExceptHandler(CSTNode):
+    __slots__ = ("type", "name", "body")
+    type: Optional[CSTNode]
+    name: Optional[AsName]
+    body: Suite
+
+
+class ExceptStarHandler(ExceptHandler):
+    __slots__ = ()
+
+
+class Try(CSTNode):
+    __slots__ = ("body", "handlers", "orelse", "finalbody")
+    body: Suite
+    handlers: list
+    orelse: Optional[Else]
+    finalbody: Optional[Finally]
+
+
+class TryStar(Try):
+    __slots__ = ()
+
+
+class WithItem(CSTNode):
+    __slots__ = ("item", "asname")
+    item: CSTNode
+    asname: Optional[AsName]
+
+
+class With(CSTNode):
+    __slots__ = ("items", "body")
+    items: list
+    body: Suite
+
+
+class Param(CSTNode):
+    __slots__ = ("name", "default", "annotation")
+    name: Name
+    default: Optional[CSTNode]
+    annotation: Optional[CSTNode]
+
+
+class Parameters(CSTNode):
+    __slots__ = ("params", "posonly_params", "kwonly_params", "star_arg", "star_kwarg")
+    params: list
+    posonly_params: list
+    kwonly_params: list
+    star_arg: Optional[Param]
+    star_kwarg: Optional[Param]
+
+
+class Decorator(CSTNode):
+    __slots__ = ("decorator",)
+    decorator: CSTNode
+
+
+class FunctionDef(CSTNode):
+    __slots__ = ("name", "params", "body", "decorators", "asynchronous")
+    name: Name
+    params: Parameters
+    body: Suite
+    decorators: list
+    asynchronous: bool
+
+
+class ClassDef(CSTNode):
+    __slots__ = ("name", "bases", "keywords", "body", "decorators")
+    name: Name
+    bases: list
+    keywords: list
+    body: Suite
+    decorators: list
+
+
+class MatchCase(CSTNode):
+    __slots__ = ("body",)
+    body: Suite
+
+
+class Match(CSTNode):
+    __slots__ = ("subject", "cases")
+    subject: CSTNode
+    cases: list
+
+
+class AssignTarget(CSTNode):
+    __slots__ = ("target",)
+    target: CSTNode
+
+
+class Assign(CSTNode):
+    __slots__ = ("targets", "value")
+    targets: list
+    value: CSTNode
+
+
+class AnnAssign(CSTNode):
+    __slots__ = ("target", "annotation", "value")
+    target: CSTNode
+    annotation: CSTNode
+    value: Optional[CSTNode]
+
+
+class AugAssign(CSTNode):
+    __slots__ = ("target", "operator", "value")
+    target: CSTNode
+    operator: CSTNode
+    value: CSTNode
+
+
+class Expr(CSTNode):
+    __slots__ = ("value",)
+    value: CSTNode
+
+
+class Return(CSTNode):
+    __slots__ = ("value",)
+    value: Optional[CSTNode]
+
+
+class ImportAlias(CSTNode):
+    __slots__ = ("name", "asname")
+    name: CSTNode  # Name or Attribute
+    asname: Optional[AsName]
+
+
+class ImportStar(CSTNode):
+    __slots__ = ()
+
+
+class Import(CSTNode):
+    __slots__ = ("names",)
+    names: list
+
+
+class ImportFrom(CSTNode):
+    __slots__ = ("module", "names", "relative")
+    module: Optional[CSTNode]
+    names: Any  # list of ImportAlias, or ImportStar
+    relative: list
+
+
+class NameItem(CSTNode):
+    __slots__ = ("name",)
+    name: Name
+
+
+class Global(CSTNode):
+    __slots__ = ("names",)
+    names: list
+
+
+class Nonlocal(CSTNode):
+    __slots__ = ("names",)
+    names: list
+
+
+class Other(CSTNode):
+    """A statement or expression the extraction does not read (``pass``, ``raise``, a lambda, a
+    comprehension ...): ``kind`` is CPython's ast class name."""
+
+    __slots__ = ("kind",)
+    kind: str
+
+
+# -- expressions -----------------------------------------------------------------------------------
+
+class Name(CSTNode):
+    __slots__ = ("value",)
+    value: str
+
+
+class Attribute(CSTNode):
+    __slots__ = ("value", "attr")
+    value: CSTNode
+    attr: Name
+
+
+class Arg(CSTNode):
+    __slots__ = ("value", "keyword", "star")
+    value: CSTNode
+    keyword: Optional[Name]
+    star: str  # "", "*" or "**"
+
+
+class Call(CSTNode):
+    __slots__ = ("func", "args")
+    func: CSTNode
+    args: list
+
+
+class Index(CSTNode):
+    __slots__ = ("value",)
+    value: CSTNode
+
+
+class Slice(CSTNode):
+    __slots__ = ("lower", "upper", "step")
+    lower: Optional[CSTNode]
+    upper: Optional[CSTNode]
+    step: Optional[CSTNode]
+
+
+class SubscriptElement(CSTNode):
+    __slots__ = ("slice",)
+    slice: Union[Index, Slice]
+
+
+class Subscript(CSTNode):
+    __slots__ = ("value", "slice")
+    value: CSTNode
+    slice: list
+
+
+class SimpleString(CSTNode):
+    __slots__ = ("value",)
+    value: str  # the literal as written, prefix and quotes included
+
+    @property
+    def prefix(self) -> str:
+        i = 0
+        while self.value[i] not in "'\"":
+            i += 1
+        return self.value[:i].lower()
+
+    @property
+    def quote(self) -> str:
+        rest = self.value[len(self.prefix):]
+        return rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
+
+
+class ConcatenatedString(CSTNode):
+    __slots__ = ("left", "right")
+    left: CSTNode
+    right: CSTNode
+
+
+class FormattedStringText(CSTNode):
+    __slots__ = ("value",)
+    value: str  # (the text's value: escapes and doubled braces already read)
+
+
+class FormattedStringExpression(CSTNode):
+    __slots__ = ("expression", "conversion", "format_spec")
+    expression: CSTNode
+    conversion: Optional[str]
+    format_spec: Optional[list]
+
+
+class FormattedString(CSTNode):
+    __slots__ = ("parts", "prefix")
+    parts: list
+    prefix: str
+
+
+class Integer(CSTNode):
+    __slots__ = ("value",)
+    value: str
+
+
+class Float(CSTNode):
+    __slots__ = ("value",)
+    value: str
+
+
+class Imaginary(CSTNode):
+    __slots__ = ("value",)
+    value: str
+
+
+class Ellipsis(CSTNode):  # noqa: A001 - libcst's name
+    __slots__ = ()
+
+
+class UnaryOperation(CSTNode):
+    __slots__ = ("operator", "expression")
+    operator: BaseUnaryOp
+    expression: CSTNode
+
+
+class BinaryOperation(CSTNode):
+    __slots__ = ("left", "operator", "right")
+    left: CSTNode
+    operator: CSTNode
+    right: CSTNode
+
+
+class BooleanOperation(CSTNode):
+    __slots__ = ("left", "operator", "right")
+    left: CSTNode
+    operator: CSTNode
+    right: CSTNode
+
+
+class ComparisonTarget(CSTNode):
+    __slots__ = ("operator", "comparator")
+    operator: CSTNode
+    comparator: CSTNode
+
+
+class Comparison(CSTNode):
+    __slots__ = ("left", "comparisons")
+    left: CSTNode
+    comparisons: list
+
+
+class IfExp(CSTNode):
+    __slots__ = ("test", "body", "orelse")
+    test: CSTNode
+    body: CSTNode
+    orelse: CSTNode
+
+
+class Element(CSTNode):
+    __slots__ = ("value",)
+    value: CSTNode
+
+
+class StarredElement(CSTNode):
+    __slots__ = ("value",)
+    value: CSTNode
+
+
+class List(CSTNode):
+    __slots__ = ("elements",)
+    elements: list
+
+
+class Tuple(CSTNode):
+    __slots__ = ("elements",)
+    elements: list
+
+
+class Set(CSTNode):
+    __slots__ = ("elements",)
+    elements: list
+
+
+class DictElement(CSTNode):
+    __slots__ = ("key", "value")
+    key: CSTNode
+    value: CSTNode
+
+
+class StarredDictElement(CSTNode):
+    __slots__ = ("value",)
+    value: CSTNode
+
+
+class Dict(CSTNode):
+    __slots__ = ("elements",)
+    elements: list
+
+
+class NamedExpr(CSTNode):
+    __slots__ = ("target", "value")
+    target: CSTNode
+    value: CSTNode
+
+
+class Await(CSTNode):
+    __slots__ = ("expression",)
+    expression: CSTNode
+
+
+# operators: one shared instance per kind, named as libcst names them (values.binop reads the names)
+
+class BaseUnaryOp(CSTNode):
+    __slots__ = ()
+
+
+class Minus(BaseUnaryOp):
+    __slots__ = ()
+
+
+class Plus(BaseUnaryOp):
+    __slots__ = ()
+
+
+class Not(BaseUnaryOp):
+    __slots__ = ()
+
+
+class BitInvert(BaseUnaryOp):
+    __slots__ = ()
+
+
+class And(CSTNode):
+    __slots__ = ()
+
+
+class Or(CSTNode):
+    __slots__ = ()
+
+
+class Equal(CSTNode):
+    __slots__ = ()
+
+
+def _operator_kinds(names: dict[Any, str], suffix: str = "") -> dict[type, CSTNode]:
+    out: dict[type, CSTNode] = {}
+    for ast_type, name in names.items():
+        cls = globals().get(name + suffix)
+        if cls is None:
+            cls = type(name + suffix, (CSTNode,), {"__slots__": ()})
+            globals()[name + suffix] = cls
+        out[ast_type] = cls()
+    return out
+
+
+_BINARY_NAMES = {ast.Add: "Add", ast.Sub: "Subtract", ast.Mult: "Multiply", ast.Div: "Divide",
+                 ast.FloorDiv: "FloorDivide", ast.Mod: "Modulo", ast.Pow: "Power", ast.LShift: "LeftShift",
+                 ast.RShift: "RightShift", ast.BitOr: "BitOr", ast.BitAnd: "BitAnd", ast.BitXor: "BitXor",
+                 ast.MatMult: "MatrixMultiply"}
+_BINARY = _operator_kinds(_BINARY_NAMES)
+_AUGMENTED = _operator_kinds(_BINARY_NAMES, "Assign")
+_COMPARISON = _operator_kinds({ast.Eq: "Equal", ast.NotEq: "NotEqual", ast.Lt: "LessThan", ast.Gt: "GreaterThan",
+                               ast.LtE: "LessThanEqual", ast.GtE: "GreaterThanEqual", ast.Is: "Is",
+                               ast.IsNot: "IsNot", ast.In: "In", ast.NotIn: "NotIn"})
+_UNARY = {ast.USub: Minus(), ast.UAdd: Plus(), ast.Not: Not(), ast.Invert: BitInvert()}
+_AND, _OR = And(), Or()
+
+
+# -- positions and text ----------------------------------------------------------------------------
+
+def range_of(node: CSTNode) -> Optional[Range]:
+    """1-based range of ``node`` (end exclusive), parentheses around it excluded; None when unknown. (An
+    argument or element written without a keyword covers its value's parentheses, as in libcst.)"""
+    pos = getattr(node, "_pos", None)
+    src = getattr(node, "_src", None)
+    if pos is None or src is None:
+        return None
+    if type(node) in (Arg, Element) and not getattr(node, "keyword", None) and not getattr(node, "star", ""):
+        span = _own_span(node.value)  # type: ignore[attr-defined]
+        if span is not None:
+            (line, column), (end_line, end_column) = src.position(span[0]), src.position(span[1])
+            return Range(line, column + 1, end_line, end_column + 1)
+    if type(node) is Tuple and node.elements:
+        start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
+        text = src.text
+        if text[start] == "(" and text[end - 1] == ")" and _closing(text, start) == end - 1:
+            start += 1
+            while text[start] in " \t\f\r\n\\":
+                start += 1
+            end -= 1
+            while text[end - 1] in " \t\f\r\n\\":
+                end -= 1
+            (line, column), (end_line, end_column) = src.position(start), src.position(end)
+            return Range(line, column + 1, end_line, end_column + 1)
+    line, col, end_line, end_col = pos
+    return Range(line, src.column(line, col) + 1, end_line, src.column(end_line, end_col) + 1)
+
+
+def _closing(text: str, start: int) -> int:
+    """Offset of the bracket closing the one at ``start``, string literals and comments skipped; -1 when
+    there is none."""
+    depth = 0
+    i, n = start, len(text)
+    while i < n:
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif c == "#":
+            while i < n and text[i] not in "\r\n":
+                i += 1
+            continue
+        elif c in "'\"":
+            quote = text[i: i + 3] if text[i: i + 3] in ("'''", '"""') else c
+            i += len(quote)
+            while i < n and not text.startswith(quote, i):
+                i += 2 if text[i] == "\\" else 1
+            i += len(quote)
+            continue
+        i += 1
+    return -1
+
+
+def code_of(node: CSTNode) -> str:
+    """The source text of ``node``, with the parentheses that belong to it (libcst's ``code_for_node``
+    of the node, stripped); "" when unknown."""
+    span = _own_span(node)
+    if span is None:
+        return ""
+    src = node._src
+    text = src.text[span[0]: span[1]]
+    if "\n" in text or "\r" in text:
+        text = _without_block_indent(text, src.block_indent(src.position(span[0])[0]))
+    return text.strip()
+
+
+def _without_block_indent(text: str, indent: str) -> str:
+    """A multi-line node's text as libcst writes it out of its module: continuation lines lose the
+    indentation of the block the node is in (``indent``), except lines that continue a string literal."""
+    if not indent:
+        return text
+    in_string: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(StringIO(text).readline):
+            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
+                in_string.update(range(token.start[0] + 1, token.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    lines = LINE_BREAK.split(text)
+    breaks = LINE_BREAK.findall(text)
+    out = [lines[0]]
+    for number, (line, brk) in enumerate(zip(lines[1:], breaks), start=2):
+        out.append(brk)
+        continued = lines[number - 2].endswith("\\")  # (after a backslash the whitespace is kept as written)
+        keep = number in in_string or continued or not line.startswith(indent)
+        out.append(line if keep else line[len(indent):])
+    return "".join(out)
+
+
+def _own_span(node: CSTNode) -> Optional[tuple[int, int]]:
+    """(start, end) offsets of ``node`` with its own parentheses, or None when it has no position."""
+    pos = getattr(node, "_pos", None)
+    src = getattr(node, "_src", None)
+    if pos is None or src is None:
+        return None
+    text = src.text
+    start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
+    opened = _parens_before(text, start)
+    if opened:
+        closed = _parens_after(text, end)
+        own = min(len(opened), len(closed)) - getattr(node, "_outer", 0)
+        if own > 0:
+            start, end = opened[own - 1], closed[own - 1] + 1
+    return start, end
+
+
+def _parens_before(text: str, start: int) -> list[int]:
+    """Offsets of the ``(`` directly before ``start`` (only whitespace and line continuations between),
+    nearest first."""
+    out = []
+    i = start - 1
+    while i >= 0:
+        c = text[i]
+        if c == "(":
+            out.append(i)
+        elif c not in " \t\f\r\n\\":
+            break
+        i -= 1
+    return out
+
+
+def _parens_after(text: str, end: int) -> list[int]:
+    out = []
+    i, n = end, len(text)
+    while i < n:
+        c = text[i]
+        if c == ")":
+            out.append(i)
+        elif c == "#":
+            while i < n and text[i] not in "\r\n":
+                i += 1
+            continue
+        elif c not in " \t\f\r\n\\":
+            break
+        i += 1
+    return out
+
+
+# -- building --------------------------------------------------------------------------------------
+
+class Unparsable(Exception):
+    """CPython's parser rejected the text (``error`` holds its SyntaxError or other exception)."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+def parse_module(text: str, tree: Optional[ast.Module] = None) -> Module:
+    """The tree of ``text`` (``tree``: CPython's ast of it, when the caller has it). Raises
+    :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert."""
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+            raise Unparsable(exc) from exc
+    source = Source(text)
+    builder = _Builder(source)
+    module = Module(builder.block(tree.body), source)
+    module._src = source
+    module._pos = (1, 0, len(source.starts), 0)
+    return module
+
+
+def parse_expression(text: str) -> CSTNode:
+    """The tree of one expression (tests and tools; raises :class:`Unparsable`)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise Unparsable(exc) from exc
+    return _Builder(Source(text)).expr(tree.body)
+
+
+_SINGLE_STRING = re.compile(
+    r"""[rRbBuUfF]{0,2}(?:'''(?:[^\\']|\\.|'(?!''))*'''|\"\"\"(?:[^\\"]|\\.|"(?!""))*\"\"\""""
+    r"""|'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")""",
+    re.DOTALL,
+)
+
+
+N = TypeVar("N", bound=CSTNode)
+
+
+class _Builder:
+    def __init__(self, source: Source):
+        self.src = source
+
+    # nodes ---------------------------------------------------------------------------------------
+
+    def at(self, node: N, a: Any) -> N:
+        node._pos = (a.lineno, a.col_offset, a.end_lineno, a.end_col_offset)
+        node._src = self.src
+        return node
+
+    def span(self, node: N, first: CSTNode, last: CSTNode) -> N:
+        node._pos = (first._pos[0], first._pos[1], last._pos[2], last._pos[3])
+        node._src = self.src
+        return node
+
+    def name(self, value: str, line: int, col: int) -> Name:
+        node = Name(value)
+        node._pos = (line, col, line, col + len(value.encode("utf-8")))
+        node._src = self.src
+        return node
+
+    def dotted(self, dotted: str, line: int, col: int) -> CSTNode:
+        """``a.b.c`` as Name/Attribute nodes starting at (line, col)."""
+        parts = dotted.split(".")
+        node: CSTNode = self.name(parts[0], line, col)
+        end = col + len(parts[0].encode("utf-8"))
+        for part in parts[1:]:
+            attr = self.name(part, line, end + 1)
+            end += 1 + len(part.encode("utf-8"))
+            node = Attribute(node, attr)
+            node._pos = (line, col, line, end)
+            node._src = self.src
+        return node
+
+    # statements ----------------------------------------------------------------------------------
+
+    def block(self, stmts: list) -> list:
+        """Statements, the simple ones grouped per line into SimpleStatementLine."""
+        out: list = []
+        line: Optional[SimpleStatementLine] = None
+        previous = None
+        for stmt in stmts:
+            handler = _COMPOUND.get(type(stmt))
+            if handler is not None:
+                out.append(handler(self, stmt))
+                line = None
+                previous = None
+                continue
+            small = self.small(stmt)
+            if line is not None and previous is not None and self._same_line(previous, stmt):
+                line.body.append(small)
+                line._pos = (line._pos[0], line._pos[1], stmt.end_lineno, stmt.end_col_offset)
+            else:
+                line = SimpleStatementLine([small])
+                self.at(line, stmt)
+                out.append(line)
+            previous = stmt
+        return out
+
+    def _same_line(self, previous: ast.stmt, stmt: ast.stmt) -> bool:
+        if previous.end_lineno == stmt.lineno:
+            return True
+        if stmt.lineno != (previous.end_lineno or 0) + 1:
+            return False
+        line = self.src.line(stmt.lineno - 1)
+        rest = line.encode("utf-8", "surrogatepass")[previous.end_col_offset or 0:].decode("utf-8", "replace").strip()
+        return rest.startswith(";") and rest.endswith("\\")
+
+    def suite(self, stmts: list) -> Suite:
+        first = stmts[0]
+        before = self.src.line(first.lineno).encode("utf-8", "surrogatepass")[: first.col_offset]
+        if before.strip():  # written on the header's line: `if x: y = 1`
+            smalls = []
+            for stmt in stmts:
+                smalls.append(self.small(stmt) if type(stmt) not in _COMPOUND else _COMPOUND[type(stmt)](self, stmt))
+            suite: Suite = SimpleStatementSuite(smalls)
+        else:
+            suite = IndentedBlock(self.block(stmts))
+        last = stmts[-1]
+        suite._pos = (first.lineno, first.col_offset, last.end_lineno, last.end_col_offset)
+        suite._src = self.src
+        return suite
+
+    def small(self, stmt: ast.stmt) -> CSTNode:
+        handler = _SMALL.get(type(stmt))
+        node = handler(self, stmt) if handler is not None else Other(type(stmt).__name__)
+        return self.at(node, stmt)
+
+    def orelse(self, stmts: list) -> Optional[Else]:
+        if not stmts:
+            return None
+        node = Else(self.suite(stmts))
+        return self.span(node, node.body, node.body)
+
+    def _if(self, stmt: ast.If) -> If:
+        orelse: Union[If, Else, None] = None
+        if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If):
+            inner = stmt.orelse[0]
+            text = self.src.line(inner.lineno).encode("utf-8", "surrogatepass")[inner.col_offset:]
+            if text.startswith(b"elif"):
+                orelse = self._if(inner)
+        if orelse is None:
+            orelse = self.orelse(stmt.orelse)
+        return self.at(If(self.expr(stmt.test), self.suite(stmt.body), orelse), stmt)
+
+    def _for(self, stmt: Any) -> For:
+        return self.at(For(self.expr(stmt.target), self.expr(stmt.iter), self.suite(stmt.body),
+                           self.orelse(stmt.orelse)), stmt)
+
+    def _while(self, stmt: ast.While) -> While:
+        return self.at(While(self.expr(stmt.test), self.suite(stmt.body), self.orelse(stmt.orelse)), stmt)
+
+    def _try(self, stmt: Any) -> Try:
+        star = type(stmt).__name__ == "TryStar"
+        handlers = []
+        for h in stmt.handlers:
+            name = None
+            if h.name:
+                text = self.src.line(h.lineno).encode("utf-8", "surrogatepass")
+                col = text.find(h.name.encode("utf-8"), h.type.end_col_offset if h.type is not None and h.type.end_lineno == h.lineno else h.col_offset)
+                target = self.name(h.name, h.lineno, max(col, 0))
+                name = self.span(AsName(target), target, target)
+            handler = (ExceptStarHandler if star else ExceptHandler)(
+                self.expr(h.type) if h.type is not None else None, name, self.suite(h.body))
+            handlers.append(self.at(handler, h))
+        final = None
+        if stmt.finalbody:
+            final = Finally(self.suite(stmt.finalbody))
+            self.span(final, final.body, final.body)
+        node = (TryStar if star else Try)(self.suite(stmt.body), handlers, self.orelse(stmt.orelse), final)
+        return self.at(node, stmt)
+
+    def _with(self, stmt: Any) -> With:
+        items = []
+        for item in stmt.items:
+            value = self.expr(item.context_expr)
+            asname = None
+            if item.optional_vars is not None:
+                target = self.expr(item.optional_vars)
+                asname = self.span(AsName(target), target, target)
+            items.append(self.span(WithItem(value, asname), value, asname.name if asname else value))
+        return self.at(With(items, self.suite(stmt.body)), stmt)
+
+    def _def(self, stmt: Any) -> FunctionDef:
+        args = stmt.args
+        positional = list(args.posonlyargs) + list(args.args)
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        params = [self.param(a, d) for a, d in zip(positional, defaults)]
+        posonly, plain = params[: len(args.posonlyargs)], params[len(args.posonlyargs):]
+        kwonly = [self.param(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+        star = self.param(args.vararg, None) if args.vararg is not None else None
+        kwargs = self.param(args.kwarg, None) if args.kwarg is not None else None
+        parameters = Parameters(plain, posonly, kwonly, star, kwargs)
+        if len(params) == 1 and not kwonly and star is None and kwargs is None:
+            params[0].name._outer = 1  # (the parentheses of `def f(x)` are the definition's)
+        node = FunctionDef(self.def_name(stmt, "def"), parameters, self.suite(stmt.body),
+                           [self.decorator(d) for d in stmt.decorator_list], isinstance(stmt, ast.AsyncFunctionDef))
+        return self.at(node, stmt)
+
+    def def_name(self, stmt: Any, keyword: str) -> Name:
+        text = self.src.line(stmt.lineno).encode("utf-8", "surrogatepass")
+        m = re.compile(rb"(?:async\s+)?" + keyword.encode() + rb"\s+").match(text, stmt.col_offset)
+        col = m.end() if m else stmt.col_offset
+        return self.name(stmt.name, stmt.lineno, col)
+
+    def decorator(self, expr: ast.expr) -> Decorator:
+        value = self.expr(expr)
+        return self.span(Decorator(value), value, value)
+
+    def param(self, arg: ast.arg, default: Optional[ast.expr]) -> Param:
+        name = self.name(arg.arg, arg.lineno, arg.col_offset)
+        node = Param(name, self.expr(default) if default is not None else None,
+                     self.expr(arg.annotation) if arg.annotation is not None else None)
+        return self.at(node, arg)
+
+    def _class(self, stmt: ast.ClassDef) -> ClassDef:
+        bases = [self.arg(b, None) for b in stmt.bases]
+        if len(stmt.bases) + len(stmt.keywords) == 1 and stmt.bases:
+            bases[0].value._outer = 1
+        keywords = [self.keyword(k) for k in stmt.keywords]
+        node = ClassDef(self.def_name(stmt, "class"), bases, keywords, self.suite(stmt.body),
+                        [self.decorator(d) for d in stmt.decorator_list])
+        return self.at(node, stmt)
+
+    def _match(self, stmt: Any) -> Match:
+        cases = []
+        for case in stmt.cases:
+            body = self.suite(case.body)
+            cases.append(self.span(MatchCase(body), body, body))
+        return self.at(Match(self.expr(stmt.subject), cases), stmt)
+
+    # small statements -----------------------------------------------------------------------------
+
+    def _assign(self, stmt: ast.Assign) -> Assign:
+        targets = []
+        for t in stmt.targets:
+            target = self.expr(t)
+            targets.append(self.span(AssignTarget(target), target, target))
+        return Assign(targets, self.expr(stmt.value))
+
+    def _ann_assign(self, stmt: ast.AnnAssign) -> AnnAssign:
+        return AnnAssign(self.expr(stmt.target), self.expr(stmt.annotation),
+                         self.expr(stmt.value) if stmt.value is not None else None)
+
+    def _aug_assign(self, stmt: ast.AugAssign) -> AugAssign:
+        return AugAssign(self.expr(stmt.target), _AUGMENTED[type(stmt.op)], self.expr(stmt.value))
+
+    def _expr_stmt(self, stmt: ast.Expr) -> Expr:
+        return Expr(self.expr(stmt.value))
+
+    def _return(self, stmt: ast.Return) -> Return:
+        return Return(self.expr(stmt.value) if stmt.value is not None else None)
+
+    def alias(self, alias: ast.alias) -> ImportAlias:
+        name = self.dotted(alias.name, alias.lineno, alias.col_offset)
+        asname = None
+        if alias.asname:
+            target = self.name(alias.asname, alias.end_lineno or alias.lineno,
+                               (alias.end_col_offset or 0) - len(alias.asname.encode("utf-8")))
+            asname = self.span(AsName(target), target, target)
+        return self.at(ImportAlias(name, asname), alias)
+
+    def _import(self, stmt: ast.Import) -> Import:
+        return Import([self.alias(a) for a in stmt.names])
+
+    def _import_from(self, stmt: ast.ImportFrom) -> ImportFrom:
+        module = None
+        if stmt.module:
+            text = self.src.line(stmt.lineno).encode("utf-8", "surrogatepass")
+            col = text.find(stmt.module.split(".")[0].encode("utf-8"), stmt.col_offset + 4)
+            module = self.dotted(stmt.module, stmt.lineno, max(col, 0))
+        names: Any
+        if len(stmt.names) == 1 and stmt.names[0].name == "*":
+            names = ImportStar()
+        else:
+            names = [self.alias(a) for a in stmt.names]
+        return ImportFrom(module, names, [None] * (stmt.level or 0))
+
+    def _global(self, stmt: Any) -> CSTNode:
+        items = []
+        for n in stmt.names:
+            name = self.name(n, stmt.lineno, stmt.col_offset)
+            items.append(self.span(NameItem(name), name, name))
+        return (Global if isinstance(stmt, ast.Global) else Nonlocal)(items)
+
+    # expressions ---------------------------------------------------------------------------------
+
+    def expr(self, node: ast.expr) -> CSTNode:
+        handler = _EXPRESSIONS.get(type(node))
+        out = handler(self, node) if handler is not None else Other(type(node).__name__)
+        if out._pos is None:
+            out._pos = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+            out._src = self.src
+            if type(node) is ast.GeneratorExp:
+                self.inside_parentheses(out)
+        return out
+
+    def inside_parentheses(self, node: CSTNode) -> None:
+        """Move the range of ``node`` inside the parentheses it starts and ends with (CPython counts them in
+        a generator expression's range, libcst does not)."""
+        src, pos = self.src, node._pos
+        start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
+        text = src.text
+        if end - start < 2 or text[start] != "(" or text[end - 1] != ")":
+            return
+        start += 1
+        end -= 1
+        while start < end and text[start] in " \t\f\r\n\\":
+            start += 1
+        while end > start and text[end - 1] in " \t\f\r\n\\":
+            end -= 1
+        node._pos = src.byte_position(start) + src.byte_position(end)
+
+    def span_from(self, node: N, first: CSTNode, last: CSTNode) -> N:
+        """:meth:`span` counting the parentheses of ``first`` and ``last`` (a node libcst nests, such as the
+        inner ``a and b`` of ``(a) and b and c``, starts where its first operand's parentheses do)."""
+        head, tail = _own_span(first), _own_span(last)
+        if head is None or tail is None:
+            return self.span(node, first, last)
+        node._pos = self.src.byte_position(head[0]) + self.src.byte_position(tail[1])
+        node._src = self.src
+        return node
+
+    def _name(self, node: ast.Name) -> Name:
+        # (CPython gives identifiers NFKC-normalised: the name as written is the source's)
+        return Name(node.id if self.src.ascii else self.segment(node))
+
+    def _constant(self, node: ast.Constant) -> CSTNode:
+        value = node.value
+        if value is None or value is True or value is False:
+            return Name(str(value))
+        if isinstance(value, (str, bytes)):
+            return self.string(node)
+        if value is ...:
+            return Ellipsis()
+        text = self.segment(node)
+        if isinstance(value, int):
+            return Integer(text)
+        if isinstance(value, float):
+            return Float(text)
+        if isinstance(value, complex):
+            return Imaginary(text)
+        return Other(type(node).__name__)
+
+    def segment(self, node: Any) -> str:
+        src = self.src
+        return src.text[src.offset(node.lineno, node.col_offset): src.offset(node.end_lineno, node.end_col_offset)]
+
+    def string(self, node: Any) -> CSTNode:
+        """A string literal, an f-string, or an implicit concatenation of them (split with tokenize)."""
+        text = self.segment(node)
+        if _SINGLE_STRING.fullmatch(text):
+            if isinstance(node, ast.JoinedStr):
+                return self.fstring(node, text)
+            return SimpleString(text)
+        return self.concatenation(node, text)
+
+    def fstring(self, node: ast.JoinedStr, text: str) -> FormattedString:
+        i = 0
+        while text[i] not in "'\"":
+            i += 1
+        return FormattedString(self.fstring_parts(node.values), text[:i].lower())
+
+    def fstring_parts(self, values: list) -> list:
+        parts: list = []
+        for value in values:
+            if isinstance(value, ast.Constant):
+                parts.append(FormattedStringText(str(value.value)))
+            elif isinstance(value, ast.FormattedValue):
+                spec = self.fstring_parts(value.format_spec.values) if isinstance(value.format_spec, ast.JoinedStr) else None
+                conversion = chr(value.conversion) if value.conversion and value.conversion > 0 else None
+                parts.append(FormattedStringExpression(self.expr(value.value), conversion, spec))
+        return parts
+
+    def concatenation(self, node: Any, text: str) -> CSTNode:
+        """``"a" "b" f"c"``: libcst's right-nested ConcatenatedString of the literal parts."""
+        pieces = []
+        try:
+            for token in tokenize.generate_tokens(StringIO(text).readline):
+                if token.type == tokenize.STRING:
+                    pieces.append(token)
+        except (tokenize.TokenError, SyntaxError):
+            pieces = []
+        line, col = node.lineno, node.col_offset
+        parts: list[CSTNode] = []
+        for token in pieces:
+            try:
+                part_tree = ast.parse(token.string, mode="eval").body
+            except SyntaxError:
+                parts = []
+                break
+            (srow, scol), (erow, ecol) = token.start, token.end
+            start = self._shift(line, col, srow, scol)
+            end = self._shift(line, col, erow, ecol)
+            if isinstance(part_tree, ast.JoinedStr):
+                # (a part parsed on its own: its fields' positions are moved to where the part is)
+                built: CSTNode = FormattedString(self.fstring_parts(_relocated(part_tree, start)),
+                                                 _prefix(token.string))
+            else:
+                built = SimpleString(token.string)
+            built._pos = (start[0], start[1], end[0], end[1])
+            built._src = self.src
+            parts.append(built)
+        if len(parts) < 2:
+            return SimpleString(text) if not isinstance(node, ast.JoinedStr) else FormattedString(
+                self.fstring_parts(node.values), _prefix(text))
+        result = parts[-1]
+        for part in reversed(parts[:-1]):
+            result = self.span(ConcatenatedString(part, result), part, result)
+        return result
+
+    def _shift(self, line: int, col: int, row: int, column: int) -> tuple[int, int]:
+        """(line, byte column) of a tokenize position (row 1-based, character column) in a segment that
+        starts at (line, col)."""
+        if row == 1:
+            segment_line = self.src.line(line).encode("utf-8", "surrogatepass")[col:].decode("utf-8", "replace")
+            return line, col + len(segment_line[:column].encode("utf-8", "surrogatepass"))
+        return line + row - 1, len(self.src.line(line + row - 1)[:column].encode("utf-8", "surrogatepass"))
+
+    def _attribute(self, node: ast.Attribute) -> Attribute:
+        value = self.expr(node.value)
+        end_line, end = node.end_lineno or node.lineno, node.end_col_offset or 0
+        written = node.attr
+        if not self.src.ascii:  # (NFKC-normalised by CPython: read it from the source)
+            found = re.search(r"(\w+)\s*\Z", self.segment(node))
+            written = found.group(1) if found else written
+        attr = self.name(written, end_line, end - len(written.encode("utf-8")))
+        return Attribute(value, attr)
+
+    def arg(self, value: ast.expr, keyword: Optional[str]) -> Arg:
+        if isinstance(value, ast.Starred):
+            inner = self.expr(value.value)
+            return self.at(Arg(inner, None, "*"), value)
+        built = self.expr(value)
+        return self.span(Arg(built, None, ""), built, built)
+
+    def keyword(self, kw: ast.keyword) -> Arg:
+        value = self.expr(kw.value)
+        if kw.arg is None:
+            return self.at(Arg(value, None, "**"), kw)
+        return self.at(Arg(value, self.name(kw.arg, kw.lineno, kw.col_offset), ""), kw)
+
+    def _call(self, node: ast.Call) -> Call:
+        func = self.expr(node.func)
+        if node.keywords and node.args and _after(node.args[-1], node.keywords[0]):
+            # keywords written between positional arguments (`f(a, k=1, *b)`): source order
+            order: list[tuple[int, int, int, Any]] = sorted([(a.lineno, a.col_offset, 0, a) for a in node.args]
+                           + [(k.lineno, k.col_offset, 1, k) for k in node.keywords], key=lambda t: (t[0], t[1]))
+            args = [self.arg(a, None) if kind == 0 else self.keyword(a) for _, _, kind, a in order]
+        else:
+            args = [self.arg(a, None) for a in node.args] + [self.keyword(k) for k in node.keywords]
+        if len(args) == 1 and not args[0].star and args[0].keyword is None:
+            args[0].value._outer = 1  # the call's parentheses are the argument's only ones: `f(x)`
+        return Call(func, args)
+
+    def _subscript(self, node: ast.Subscript) -> Subscript:
+        value = self.expr(node.value)
+        index = node.slice
+        elements: list[CSTNode]
+        if isinstance(index, ast.Tuple) and not self._parenthesised(index):
+            elements = [self.subscript_element(e) for e in index.elts]
+        else:
+            elements = [self.subscript_element(index)]
+        return Subscript(value, elements)
+
+    def _parenthesised(self, node: ast.expr) -> bool:
+        text = self.segment(node)
+        return text.startswith("(") and text.endswith(")") and _closing(text, 0) == len(text) - 1
+
+    def subscript_element(self, node: ast.expr) -> SubscriptElement:
+        if isinstance(node, ast.Slice):
+            inner: CSTNode = Slice(*(self.expr(p) if p is not None else None for p in (node.lower, node.upper, node.step)))
+            self.at(inner, node)
+        else:
+            value = self.expr(node)
+            inner = self.span(Index(value), value, value)
+        return self.span(SubscriptElement(inner), inner, inner)
+
+    def _unary(self, node: ast.UnaryOp) -> UnaryOperation:
+        return UnaryOperation(_UNARY[type(node.op)], self.expr(node.operand))
+
+    def _binary(self, node: ast.BinOp) -> BinaryOperation:
+        return BinaryOperation(self.expr(node.left), _BINARY[type(node.op)], self.expr(node.right))
+
+    def _boolean(self, node: ast.BoolOp) -> CSTNode:
+        operator = _AND if isinstance(node.op, ast.And) else _OR
+        values = [self.expr(v) for v in node.values]
+        result = values[0]
+        for value in values[1:-1]:
+            result = self.span_from(BooleanOperation(result, operator, value), result, value)
+        return BooleanOperation(result, operator, values[-1])
+
+    def _compare(self, node: ast.Compare) -> Comparison:
+        targets = []
+        for op, comparator in zip(node.ops, node.comparators):
+            built = self.expr(comparator)
+            targets.append(self.span(ComparisonTarget(_COMPARISON[type(op)], built), built, built))
+        return Comparison(self.expr(node.left), targets)
+
+    def _ifexp(self, node: ast.IfExp) -> IfExp:
+        return IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+
+    def element(self, node: ast.expr) -> CSTNode:
+        if isinstance(node, ast.Starred):
+            return self.at(StarredElement(self.expr(node.value)), node)
+        value = self.expr(node)
+        return self.span(Element(value), value, value)
+
+    def _list(self, node: ast.List) -> List:
+        return List([self.element(e) for e in node.elts])
+
+    def _tuple(self, node: ast.Tuple) -> Tuple:
+        return Tuple([self.element(e) for e in node.elts])
+
+    def _set(self, node: ast.Set) -> Set:
+        return Set([self.element(e) for e in node.elts])
+
+    def _dict(self, node: ast.Dict) -> Dict:
+        elements: list[CSTNode] = []
+        for key, value in zip(node.keys, node.values):
+            built = self.expr(value)
+            if key is None:
+                elements.append(self.span(StarredDictElement(built), built, built))
+            else:
+                k = self.expr(key)
+                elements.append(self.span(DictElement(k, built), k, built))
+        return Dict(elements)
+
+    def _named(self, node: ast.NamedExpr) -> NamedExpr:
+        return NamedExpr(self.expr(node.target), self.expr(node.value))
+
+    def _await(self, node: ast.Await) -> Await:
+        return Await(self.expr(node.value))
+
+    def _starred(self, node: ast.Starred) -> CSTNode:
+        return StarredElement(self.expr(node.value))
+
+
+def _after(a: Any, b: Any) -> bool:
+    """Whether node ``a`` starts after node ``b``."""
+    return (a.lineno, a.col_offset) > (b.lineno, b.col_offset)
+
+
+def _prefix(literal: str) -> str:
+    i = 0
+    while i < len(literal) and literal[i] not in "'\"":
+        i += 1
+    return literal[:i].lower()
+
+
+def _relocated(tree: ast.JoinedStr, start: tuple[int, int]) -> list:
+    """The values of an f-string parsed on its own, with the positions of its fields moved to where the
+    f-string starts in the file (``start``: line, byte column)."""
+    line, col = start
+    node: Any
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno") and node is not tree:
+            if node.lineno == 1:
+                node.col_offset += col
+            if getattr(node, "end_lineno", None) == 1:
+                node.end_col_offset += col
+            node.lineno += line - 1
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno += line - 1
+    return tree.values
+
+
+_COMPOUND: dict[type, Any] = {
+    ast.If: _Builder._if,
+    ast.For: _Builder._for,
+    ast.AsyncFor: _Builder._for,
+    ast.While: _Builder._while,
+    ast.Try: _Builder._try,
+    ast.With: _Builder._with,
+    ast.AsyncWith: _Builder._with,
+    ast.FunctionDef: _Builder._def,
+    ast.AsyncFunctionDef: _Builder._def,
+    ast.ClassDef: _Builder._class,
+}
+if hasattr(ast, "TryStar"):
+    _COMPOUND[ast.TryStar] = _Builder._try
+if hasattr(ast, "Match"):
+    _COMPOUND[ast.Match] = _Builder._match
+
+_SMALL: dict[type, Any] = {
+    ast.Assign: _Builder._assign,
+    ast.AnnAssign: _Builder._ann_assign,
+    ast.AugAssign: _Builder._aug_assign,
+    ast.Expr: _Builder._expr_stmt,
+    ast.Return: _Builder._return,
+    ast.Import: _Builder._import,
+    ast.ImportFrom: _Builder._import_from,
+    ast.Global: _Builder._global,
+    ast.Nonlocal: _Builder._global,
+}
+
+_EXPRESSIONS: dict[type, Any] = {
+    ast.Name: _Builder._name,
+    ast.Constant: _Builder._constant,
+    ast.JoinedStr: _Builder.string,
+    ast.Attribute: _Builder._attribute,
+    ast.Call: _Builder._call,
+    ast.Subscript: _Builder._subscript,
+    ast.UnaryOp: _Builder._unary,
+    ast.BinOp: _Builder._binary,
+    ast.BoolOp: _Builder._boolean,
+    ast.Compare: _Builder._compare,
+    ast.IfExp: _Builder._ifexp,
+    ast.List: _Builder._list,
+    ast.Tuple: _Builder._tuple,
+    ast.Set: _Builder._set,
+    ast.Dict: _Builder._dict,
+    ast.NamedExpr: _Builder._named,
+    ast.Await: _Builder._await,
+    ast.Starred: _Builder._starred,
+}
