@@ -324,7 +324,6 @@ def parse_module(source: SourceText, limits: SourceText | None = None) -> Module
 
 def _parse_module(source: SourceText, limits: SourceText) -> Module | SyntaxProblem:
     from npu_audit import syntax
-    from npu_audit.extract.positions import python_ast
 
     text = source.text
     whole = limits.text
@@ -336,7 +335,7 @@ def _parse_module(source: SourceText, limits: SourceText) -> Module | SyntaxProb
     refused = _refuse_nesting(limits, estimate)
     if refused is not None:
         return refused
-    tree = python_ast(text)
+    tree = syntax.python_tree(text)
     if tree is None:
         verdict = _cpython_verdict(text)
         if isinstance(verdict, SyntaxError):

@@ -13,7 +13,7 @@ the statements of one line, ``If.orelse`` an ``If`` for ``elif`` or an ``Else``,
 trees. Only fields the extraction uses exist; every other construct is an :class:`Other` node (a
 statement or expression the interpreter does not evaluate). Whitespace, comments and parentheses are not
 nodes: :meth:`Module.code_for_node` gives a node's source text (with its own parentheses, as libcst writes
-it) and :meth:`Module.range_of` its 1-based range (without them, as libcst's syntactic positions), both from
+it) and :func:`range_of` its 1-based range (without them, as libcst's syntactic positions), both from
 the text.
 
 Building the tree is a single pass over CPython's ast (:func:`parse_module`); positions are kept as the
@@ -26,10 +26,10 @@ import ast
 import re
 import tokenize
 import warnings
+from functools import lru_cache
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
 
-from npu_audit.extract.ranges import Range
 from npu_audit.text import LINE_BREAK
 
 Pos = tuple  # (line, byte column, end line, end byte column) as CPython's ast gives them
@@ -169,8 +169,6 @@ class Module(CSTNode):
     def code_for_node(self, node: CSTNode) -> str:
         return code_of(node)
 
-    def range_of(self, node: CSTNode) -> Optional[Range]:
-        return range_of(node)
 
 
 # -- statements ------------------------------------------------------------------------------------
@@ -655,9 +653,12 @@ _AND, _OR = And(), Or()
 
 # -- positions and text ----------------------------------------------------------------------------
 
-def range_of(node: CSTNode) -> Optional[Range]:
-    """1-based range of ``node`` (end exclusive), parentheses around it excluded; None when unknown. (An
-    argument or element written without a keyword covers its value's parentheses, as in libcst.)"""
+Place = tuple  # (line, column, end line, end column): 1-based, columns in characters, end exclusive
+
+
+def range_of(node: CSTNode) -> Optional[Place]:
+    """The 1-based range of ``node``, parentheses around it excluded; None when unknown. (An argument or
+    element written without a keyword covers its value's parentheses, as in libcst.)"""
     pos = getattr(node, "_pos", None)
     src = getattr(node, "_src", None)
     if pos is None or src is None:
@@ -666,7 +667,7 @@ def range_of(node: CSTNode) -> Optional[Range]:
         span = _own_span(node.value)  # type: ignore[attr-defined]
         if span is not None:
             (line, column), (end_line, end_column) = src.position(span[0]), src.position(span[1])
-            return Range(line, column + 1, end_line, end_column + 1)
+            return (line, column + 1, end_line, end_column + 1)
     if type(node) is Tuple and node.elements:
         start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
         text = src.text
@@ -678,9 +679,9 @@ def range_of(node: CSTNode) -> Optional[Range]:
             while text[end - 1] in " \t\f\r\n\\":
                 end -= 1
             (line, column), (end_line, end_column) = src.position(start), src.position(end)
-            return Range(line, column + 1, end_line, end_column + 1)
+            return (line, column + 1, end_line, end_column + 1)
     line, col, end_line, end_col = pos
-    return Range(line, src.column(line, col) + 1, end_line, src.column(end_line, end_col) + 1)
+    return (line, src.column(line, col) + 1, end_line, src.column(end_line, end_col) + 1)
 
 
 def _closing(text: str, start: int) -> int:
@@ -822,6 +823,18 @@ def parse_module(text: str, tree: Optional[ast.Module] = None) -> Module:
     module._src = source
     module._pos = (1, 0, len(source.starts), 0)
     return module
+
+
+@lru_cache(maxsize=4)
+def python_tree(text: str) -> Optional[ast.Module]:
+    """CPython's ast of ``text`` (shared by the steps that need it: one parse per text), or None when
+    CPython rejects it. The tree is shared: callers must not change it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def parse_expression(text: str) -> CSTNode:
@@ -1057,17 +1070,19 @@ class _Builder:
     def _return(self, stmt: ast.Return) -> Return:
         return Return(self.expr(stmt.value) if stmt.value is not None else None)
 
-    def alias(self, alias: ast.alias) -> ImportAlias:
-        name = self.dotted(alias.name, alias.lineno, alias.col_offset)
+    def alias(self, alias: ast.alias, stmt: ast.stmt) -> ImportAlias:
+        # (positions of import names: Python 3.10+; on 3.9 the statement's)
+        where: Any = alias if hasattr(alias, "lineno") else stmt
+        name = self.dotted(alias.name, where.lineno, where.col_offset)
         asname = None
         if alias.asname:
-            target = self.name(alias.asname, alias.end_lineno or alias.lineno,
-                               (alias.end_col_offset or 0) - len(alias.asname.encode("utf-8")))
+            target = self.name(alias.asname, where.end_lineno or where.lineno,
+                               (where.end_col_offset or 0) - len(alias.asname.encode("utf-8")))
             asname = self.span(AsName(target), target, target)
-        return self.at(ImportAlias(name, asname), alias)
+        return self.at(ImportAlias(name, asname), where)
 
     def _import(self, stmt: ast.Import) -> Import:
-        return Import([self.alias(a) for a in stmt.names])
+        return Import([self.alias(a, stmt) for a in stmt.names])
 
     def _import_from(self, stmt: ast.ImportFrom) -> ImportFrom:
         module = None
@@ -1079,7 +1094,7 @@ class _Builder:
         if len(stmt.names) == 1 and stmt.names[0].name == "*":
             names = ImportStar()
         else:
-            names = [self.alias(a) for a in stmt.names]
+            names = [self.alias(a, stmt) for a in stmt.names]
         return ImportFrom(module, names, [None] * (stmt.level or 0))
 
     def _global(self, stmt: Any) -> CSTNode:
@@ -1180,30 +1195,38 @@ class _Builder:
 
     def concatenation(self, node: Any, text: str) -> CSTNode:
         """``"a" "b" f"c"``: libcst's right-nested ConcatenatedString of the literal parts."""
-        pieces = []
+        pieces: list[tuple[str, tuple[int, int], tuple[int, int]]] = []  # (literal, start, end) in ``text``
+        fstring_start, fstring_end = getattr(tokenize, "FSTRING_START", -1), getattr(tokenize, "FSTRING_END", -1)
+        lines = LINE_BREAK.split(text)
         try:
+            depth, opened = 0, (0, 0)
             for token in tokenize.generate_tokens(StringIO(text).readline):
-                if token.type == tokenize.STRING:
-                    pieces.append(token)
+                if token.type == tokenize.STRING and depth == 0:
+                    pieces.append((token.string, token.start, token.end))
+                elif token.type == fstring_start:  # (Python 3.12+: an f-string is several tokens)
+                    depth += 1
+                    opened = token.start if depth == 1 else opened
+                elif token.type == fstring_end:
+                    depth -= 1
+                    if depth == 0:
+                        pieces.append((_between(lines, opened, token.end), opened, token.end))
         except (tokenize.TokenError, SyntaxError):
             pieces = []
         line, col = node.lineno, node.col_offset
         parts: list[CSTNode] = []
-        for token in pieces:
+        for literal, (srow, scol), (erow, ecol) in pieces:
             try:
-                part_tree = ast.parse(token.string, mode="eval").body
+                part_tree = ast.parse(literal, mode="eval").body
             except SyntaxError:
                 parts = []
                 break
-            (srow, scol), (erow, ecol) = token.start, token.end
             start = self._shift(line, col, srow, scol)
             end = self._shift(line, col, erow, ecol)
             if isinstance(part_tree, ast.JoinedStr):
                 # (a part parsed on its own: its fields' positions are moved to where the part is)
-                built: CSTNode = FormattedString(self.fstring_parts(_relocated(part_tree, start)),
-                                                 _prefix(token.string))
+                built: CSTNode = FormattedString(self.fstring_parts(_relocated(part_tree, start)), _prefix(literal))
             else:
-                built = SimpleString(token.string)
+                built = SimpleString(literal)
             built._pos = (start[0], start[1], end[0], end[1])
             built._src = self.src
             parts.append(built)
@@ -1345,6 +1368,14 @@ class _Builder:
 def _after(a: Any, b: Any) -> bool:
     """Whether node ``a`` starts after node ``b``."""
     return (a.lineno, a.col_offset) > (b.lineno, b.col_offset)
+
+
+def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text between two tokenize positions (rows 1-based) of the text split into ``lines``."""
+    if start[0] == end[0]:
+        return lines[start[0] - 1][start[1]: end[1]]
+    middle = lines[start[0]: end[0] - 1]
+    return "\n".join([lines[start[0] - 1][start[1]:], *middle, lines[end[0] - 1][: end[1]]])
 
 
 def _prefix(literal: str) -> str:

@@ -87,7 +87,7 @@ def _compare(ours, theirs, positions, module, where="module"):
         want = positions[theirs]
         got = syntax.range_of(ours)
         assert got is not None, where
-        assert (got.line, got.column - 1, got.end_line, got.end_column - 1) == (
+        assert (got[0], got[1] - 1, got[2], got[3] - 1) == (
             want.start.line, want.start.column, want.end.line, want.end.column), (
             f"{where}: {name} {got} libcst {want}")
         # (libcst adds a starred element's comma, and gives `with (x):` parentheses to the statement)

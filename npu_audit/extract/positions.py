@@ -9,7 +9,6 @@ exclusive.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Optional
 
 import npu_audit.syntax as cst
@@ -24,7 +23,7 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
             continue
         found = cst.range_of(n)
         if found is not None:
-            out[id(n)] = found
+            out[id(n)] = Range(*found)
     return out
 
 
@@ -34,16 +33,5 @@ def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cs
     return node_ranges(module, nodes)
 
 
-@lru_cache(maxsize=4)
-def python_ast(text: str):
-    """CPython's ast of ``text`` (shared by the steps that need line numbers: one parse per text), or
-    None. The tree is shared: callers must not change it."""
-    import ast
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+#: CPython's ast of a text, parsed once per text (``None`` when CPython rejects it)
+python_ast = cst.python_tree
