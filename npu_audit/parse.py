@@ -26,6 +26,7 @@ import ast
 import re
 import sys
 import warnings
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -306,8 +307,12 @@ def nesting_estimate(text: str) -> NestingEstimate:
 # ----------------------------------------------------------------------------------------------------
 
 
-def parse_module(source: SourceText, limits: SourceText | None = None) -> Module | SyntaxProblem:
+def parse_module(source: SourceText, limits: SourceText | None = None, tree: ast.Module | None = None,
+                 keep: Iterable[int] | None = None, skip: Collection[int] = ()) -> Module | SyntaxProblem:
     """Parse ``source.text``; every failure (never an exception) is a :class:`SyntaxProblem`.
+
+    ``tree``, ``keep``, ``skip``: CPython's ast of the text when the caller has it, and the part of it to
+    build (:func:`npu_audit.syntax.parse_module`).
 
     ``limits``: the text the size and nesting guards judge instead (the whole file when ``source`` is
     its relevance slice, ``npu_audit.slicing``: a file is refused or accepted as a whole, and its
@@ -317,12 +322,13 @@ def parse_module(source: SourceText, limits: SourceText | None = None) -> Module
     text at those positions.
     """
     try:
-        return _parse_module(source, limits or source)
+        return _parse_module(source, limits or source, tree, keep, skip)
     except Exception as exc:  # a defect in the guards must not stop the run
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
 
 
-def _parse_module(source: SourceText, limits: SourceText) -> Module | SyntaxProblem:
+def _parse_module(source: SourceText, limits: SourceText, tree: ast.Module | None = None,
+                  keep: Iterable[int] | None = None, skip: Collection[int] = ()) -> Module | SyntaxProblem:
     from npu_audit import syntax
 
     text = source.text
@@ -335,7 +341,7 @@ def _parse_module(source: SourceText, limits: SourceText) -> Module | SyntaxProb
     refused = _refuse_nesting(limits, estimate)
     if refused is not None:
         return refused
-    tree = syntax.python_tree(text)
+    tree = tree if tree is not None else syntax.python_tree(text)
     if tree is None:
         verdict = _cpython_verdict(text)
         if isinstance(verdict, SyntaxError):
@@ -346,7 +352,7 @@ def _parse_module(source: SourceText, limits: SourceText) -> Module | SyntaxProb
     if too_deep is not None:
         return too_deep
     try:
-        return syntax.parse_module(text, tree)
+        return syntax.parse_module(text, tree, keep, skip)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # RecursionError, MemoryError, ...

@@ -127,12 +127,14 @@ def _analyze(job: Job) -> FileReport:
         report.text = None
         return report
     kb = load()
-    parsed = _sliced(source, kb, job.file, job.roots, drop_if_idle=job.force_parse)
-    if parsed is None:  # a file without NPU markers whose slice keeps only imports: nothing to read
+    sliced = _sliced(source, kb, job.file, job.roots, drop_if_idle=job.force_parse)
+    if sliced is None:  # a file without NPU markers whose slice keeps only imports: nothing to read
         report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
         report.text = None
         return report
-    module = parse_module(parsed, limits=source)
+    parsed, tree, dropped = sliced
+    # (built from the whole text's ast without the dropped statements: what parsing the sliced text gives)
+    module = parse_module(source, tree=tree, skip=dropped)
     if isinstance(module, SyntaxProblem):
         # syntax-error, or unreadable-file for a file above the parse budget
         report.findings.append(_file_finding(module.code, job.display, module.message, module.line, module.column))
@@ -160,28 +162,30 @@ def _analyze(job: Job) -> FileReport:
 
 
 def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = False):
-    """``source`` with the statements that cannot reach NPU configuration blanked (npu_audit.slicing):
-    the same lines and columns for every statement kept. ``source`` itself when the slice is off
-    (``NPU_AUDIT_NO_SLICE=1``), when CPython cannot parse the text (libcst then reports the syntax
-    error on the whole text) or when nothing is dropped. None when ``drop_if_idle`` and the slice keeps
-    nothing but imports (a file of the second phase that only imports an NPU module: parsing and reading
-    it could give no config)."""
+    """(``source`` with the statements that cannot reach NPU configuration blanked (npu_audit.slicing),
+    CPython's ast of the whole text, the ids of its dropped statements): the same lines and columns for every
+    statement kept, so the tree is built from the whole text's ast without them. ``source`` itself, no ast
+    and nothing dropped when the slice is off (``NPU_AUDIT_NO_SLICE=1``), when CPython cannot parse the text
+    (its syntax error is reported then) or when nothing is dropped. None when ``drop_if_idle`` and the slice
+    keeps nothing but imports (a file of the second phase that only imports an NPU module: parsing and
+    reading it could give no config)."""
     from npu_audit import slicing
 
     if not slicing.enabled():
-        return source
+        return source, None, frozenset()
     from npu_audit.extract.positions import python_ast
 
     tf2 = getattr(kb, "tf2", None)
     identifiers = list(kb.runconfig.objects) + (list(tf2.modules) + list(tf2.option_object) if tf2 is not None else [])
     here = os.path.realpath(os.path.dirname(os.path.abspath(file)))
     reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,))
-    result = slicing.slice_text(source.text, python_ast(source.text), identifiers, reaches)
+    tree = python_ast(source.text)
+    result = slicing.slice_text(source.text, tree, identifiers, reaches)
     if drop_if_idle and result is not None and not result.kept_besides_imports:
         return None
     if result is None or not result.blanked:
-        return source
-    return replace(source, text=result.text)
+        return source, tree, frozenset()
+    return replace(source, text=result.text), tree, result.dropped
 
 
 def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) -> list[Finding]:

@@ -133,6 +133,7 @@ class SliceResult:
     statements: int  # statements (at any depth)
     kept: int  # statements kept
     kept_besides_imports: int = 0  # statements kept other than imports: 0 when nothing can reach NPU code
+    dropped: frozenset[int] = frozenset()  # id() of the dropped statements of the ast (npu_audit.syntax builds without them)
 
 
 class _Scope:
@@ -847,8 +848,9 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
                 todo.extend(u.blocks)
     kept = [u for u in builder.units if u.level >= 0]
     besides = sum(1 for u in kept if not isinstance(u.node, (ast.Import, ast.ImportFrom)))
+    dropped = frozenset(id(u.node) for u in builder.units if u.level < 0)
     return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=len(builder.units),
-                       kept=len(kept), kept_besides_imports=besides)
+                       kept=len(kept), kept_besides_imports=besides, dropped=dropped)
 
 
 class TreeReach:

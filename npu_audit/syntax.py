@@ -26,6 +26,7 @@ import ast
 import re
 import tokenize
 import warnings
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
@@ -807,9 +808,15 @@ class Unparsable(Exception):
         self.error = error
 
 
-def parse_module(text: str, tree: Optional[ast.Module] = None) -> Module:
+def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[Iterable[int]] = None,
+                 skip: Collection[int] = ()) -> Module:
     """The tree of ``text`` (``tree``: CPython's ast of it, when the caller has it). Raises
-    :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert."""
+    :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert.
+
+    ``keep``: only these top-level statements (indices into the module's body: a part of a helper module,
+    ``npu_audit.extract.demand``). ``skip``: ``id()`` of statements of ``tree``, at any depth, left out
+    (the statements a relevance slice drops, ``npu_audit.slicing``). Either way the statements built are
+    the ones a text with the others blanked out would give, at the same positions, without parsing again."""
     if tree is None:
         try:
             with warnings.catch_warnings():
@@ -818,8 +825,12 @@ def parse_module(text: str, tree: Optional[ast.Module] = None) -> Module:
         except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
             raise Unparsable(exc) from exc
     source = Source(text)
-    builder = _Builder(source)
-    module = Module(builder.block(tree.body), source)
+    builder = _Builder(source, frozenset(skip))
+    body = tree.body
+    if keep is not None:
+        wanted = set(keep)
+        body = [stmt for i, stmt in enumerate(body) if i in wanted]
+    module = Module(builder.block(body), source)
     module._src = source
     module._pos = (1, 0, len(source.starts), 0)
     return module
@@ -857,8 +868,9 @@ N = TypeVar("N", bound=CSTNode)
 
 
 class _Builder:
-    def __init__(self, source: Source):
+    def __init__(self, source: Source, skip: frozenset[int] = frozenset()):
         self.src = source
+        self.skip = skip  # ids of the ast statements left out
 
     # nodes ---------------------------------------------------------------------------------------
 
@@ -898,7 +910,11 @@ class _Builder:
         out: list = []
         line: Optional[SimpleStatementLine] = None
         previous = None
+        skip = self.skip
         for stmt in stmts:
+            if skip and id(stmt) in skip:
+                line = previous = None
+                continue
             handler = _COMPOUND.get(type(stmt))
             if handler is not None:
                 out.append(handler(self, stmt))
@@ -931,6 +947,8 @@ class _Builder:
         if before.strip():  # written on the header's line: `if x: y = 1`
             smalls = []
             for stmt in stmts:
+                if self.skip and id(stmt) in self.skip:
+                    continue
                 smalls.append(self.small(stmt) if type(stmt) not in _COMPOUND else _COMPOUND[type(stmt)](self, stmt))
             suite: Suite = SimpleStatementSuite(smalls)
         else:

@@ -121,12 +121,77 @@ def test_arbitrary_bytes_never_crash(data):
         assert not report.internal_error, [f.message for f in report.findings]
 
 
+def _statements_kept(body: list) -> list:
+    """A block's statements without stand-ins (``pass``, a string of line breaks) and without the user's own
+    ``pass`` statements (both sides drop them alike)."""
+    from npu_audit import syntax
+
+    def stand_in(stmt) -> bool:
+        if not isinstance(stmt, syntax.SimpleStatementLine) or len(stmt.body) != 1:
+            return False
+        small = stmt.body[0]
+        if isinstance(small, syntax.Other) and small.kind == "Pass":
+            return True
+        return (isinstance(small, syntax.Expr) and isinstance(small.value, syntax.SimpleString)
+                and small.value.value.startswith('"""') and not small.value.value.strip('"\r\n'))
+
+    return [stmt for stmt in body if not stand_in(stmt)]
+
+
+def _same_tree(built, parsed, where="module") -> None:
+    """``built`` (from the whole text's ast, some statements left out) is ``parsed`` (from the text with those
+    statements blanked) node for node, at the same positions; stand-ins aside."""
+    from npu_audit import syntax
+
+    assert type(built) is type(parsed), where
+    if not isinstance(built, syntax.Module):
+        assert syntax.range_of(built) == syntax.range_of(parsed), where
+        assert syntax.code_of(built) == syntax.code_of(parsed), where
+    for name in built._fields:
+        if name == "source":
+            continue
+        a, b = getattr(built, name), getattr(parsed, name)
+        if isinstance(a, list):
+            if name == "body" and (a and isinstance(a[0], syntax.CSTNode) or b and isinstance(b[0], syntax.CSTNode)):
+                a, b = _statements_kept(a), _statements_kept(b)
+            assert len(a) == len(b), f"{where}.{name}"
+            for i, (x, y) in enumerate(zip(a, b)):
+                if isinstance(x, syntax.CSTNode):
+                    _same_tree(x, y, f"{where}.{name}[{i}]")
+                else:
+                    assert x == y, f"{where}.{name}[{i}]"
+        elif isinstance(a, syntax.CSTNode):
+            _same_tree(a, b, f"{where}.{name}")
+        else:
+            assert a == b, f"{where}.{name}"
+
+
+def _blanked(lines: list[str], spans: list[tuple[int, int]], keep: set[int]) -> str:
+    """The text with the top-level statements not in ``keep`` replaced by stand-ins (the oracle for a helper
+    read in parts)."""
+    from npu_audit.slicing import stand_in
+
+    out = list(lines)
+    start = None
+    for i in range(len(spans) + 1):
+        if i < len(spans) and i not in keep:
+            start = i if start is None else start
+            continue
+        if start is not None:
+            stand_in(out, spans[start][0], spans[i - 1][1])
+            start = None
+    return "".join(out)
+
+
 def _check_slice_of(text: str) -> None:
     """A slice of any program that CPython reads is a program CPython and libcst read, with the same lines,
-    each kept line unchanged and each dropped run replaced by a stand-in at the same place."""
+    each kept line unchanged and each dropped run replaced by a stand-in at the same place; and the tree
+    npu-audit builds from the whole text's ast without the dropped statements (a relevance slice, or a
+    helper read in parts) is the tree of that text."""
     import ast
     import warnings
 
+    from npu_audit import syntax
     from npu_audit.extract.demand import HelperText
     from npu_audit.slicing import slice_text
     from npu_audit.text import split_lines_keepends
@@ -145,10 +210,12 @@ def _check_slice_of(text: str) -> None:
             continue
         result = slice_text(source, source_tree)
         helper = HelperText(source, source_tree)
-        texts = [helper.text_of(helper.first_part([])), helper.text_of(helper.first_part(list(helper.definitions)[:1]))]
+        cases = []  # (text with stand-ins, the tree built without parsing it)
+        for part in (helper.first_part([]), helper.first_part(list(helper.definitions)[:1])):
+            cases.append((_blanked(helper.lines, helper.spans, part), syntax.parse_module(source, source_tree, keep=part)))
         if result is not None:
-            texts.append(result.text)
-        for result_text in texts:
+            cases.append((result.text, syntax.parse_module(source, source_tree, skip=result.dropped)))
+        for result_text, built in cases:
             before, after = split_lines_keepends(source), split_lines_keepends(result_text)
             assert len(before) == len(after)
             with warnings.catch_warnings():
@@ -157,6 +224,7 @@ def _check_slice_of(text: str) -> None:
             libcst.parse_module(result_text)
             for old, new in zip(before, after):
                 assert new == old or new.strip() in ("", "pass", '"""')
+            _same_tree(built, syntax.parse_module(result_text))
 
 
 @FAST

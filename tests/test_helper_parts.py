@@ -85,18 +85,22 @@ def test_a_later_part_adds_only_what_was_left_out():
     assert helper.definitions_for(["_mode_from_env"], have | more) == set()  # read already
 
 
-def test_a_part_keeps_every_line_in_place_and_is_python():
+def test_a_part_is_built_from_the_modules_own_statements_in_place():
+    from npu_audit import syntax
+
     helper = helper_text(HELPERS)
     keep = helper.first_part(["make_config"])
-    text = helper.text_of(keep)
-    before, after = split_lines_keepends(HELPERS), split_lines_keepends(text)
-    assert len(before) == len(after)
-    tree = ast.parse(text)
-    for node in tree.body:  # every statement of the part is the module's own, at its own line
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            assert before[node.lineno - 1] == after[node.lineno - 1]
-    assert "def build_model" not in text and "def make_config" in text
-    assert 'DEFAULT_MODE = "allow_fp32_to_fp16"\n' in text
+    part = syntax.parse_module(HELPERS, helper.tree, keep=keep)
+    lines = split_lines_keepends(HELPERS)
+    defined = {}
+    for stmt in part.body:  # every statement of the part is the module's own, at its own line
+        if isinstance(stmt, (syntax.FunctionDef, syntax.ClassDef)):
+            line = syntax.range_of(stmt.name)[0]
+            assert stmt.name.value in lines[line - 1]
+            defined[stmt.name.value] = line
+    assert "make_config" in defined and "build_model" not in defined
+    assigned = [syntax.code_of(s.body[0]) for s in part.body if isinstance(s, syntax.SimpleStatementLine)]
+    assert 'DEFAULT_MODE = "allow_fp32_to_fp16"' in assigned
 
 
 def test_a_redefinition_is_read_with_the_first_definition():

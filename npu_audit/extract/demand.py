@@ -3,7 +3,7 @@
 A script reads a helper module for the names it looks up in it (``from utils import build_config``,
 ``utils.PRECISION``), and the interpreter loads the module only then (``extract/project.py``). Most of
 such a module is usually definitions the script never reaches (the model, the input pipeline), and
-parsing them with libcst was the larger part of reading helpers. So a helper is parsed in parts:
+building and reading them was the larger part of reading helpers. So a helper is read in parts:
 
 - first, every top-level statement that is not a ``def`` or ``class`` (imports, constants, flag
   definitions, module-level calls, ``if``/``try`` blocks, whatever defines them) and every ``class``
@@ -12,13 +12,13 @@ parsing them with libcst was the larger part of reading helpers. So a helper is 
 - later, when the script asks for a name whose definition was left out, that definition (and what it
   names, less what was read already) as a further part.
 
-A part is the module's text with the other top-level statements replaced by statements that do nothing
-and span the same lines (``npu_audit.slicing.stand_in``), so every position in it is the file's own.
+A part is built from the module's ast with the other top-level statements left out
+(``npu_audit.syntax.parse_module(keep=...)``), so every position in it is the file's own.
 Leaving out a definition changes nothing the interpreter sees: a ``def`` (or a ``class`` that only
 defines methods) has no effect until its name is read, and a definition that no kept statement names
 and the script never asks for is never read. A later part is read only once the module has run to its
 end (before that, a definition further down is not bound yet, whole or in parts). Computed on CPython's
-``ast`` (no libcst), once per file content per process.
+``ast``, once per file content per process.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from npu_audit.slicing import stand_in
 from npu_audit.text import split_lines_keepends
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -74,6 +73,7 @@ class HelperText:
         self.spans: list[tuple[int, int]] = []  # per top-level statement: first and last line (1-based)
         self.definitions: dict[str, list[int]] = {}  # name -> the top-level def/class statements binding it
         self.base: list[int] = []  # the other top-level statements
+        self.tree = tree
         self._statements = tree.body
         self._reads: dict[int, frozenset[str]] = {}
         for i, stmt in enumerate(tree.body):
@@ -116,20 +116,3 @@ class HelperText:
                     out.add(i)
                     todo.extend(self.reads(i))
         return out
-
-    def text_of(self, keep: set[int]) -> str:
-        """The module's text with each run of top-level statements not in ``keep`` replaced by a
-        statement that does nothing and spans the same lines (``npu_audit.slicing.stand_in``)."""
-        if len(keep) == len(self.spans):
-            return "".join(self.lines)
-        out = list(self.lines)
-        start = None
-        for i in range(len(self.spans) + 1):
-            if i < len(self.spans) and i not in keep:
-                if start is None:
-                    start = i
-                continue
-            if start is not None:
-                stand_in(out, self.spans[start][0], self.spans[i - 1][1])
-                start = None
-        return "".join(out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -44,8 +44,8 @@ class Extraction:
         return found.exists()
 
 
-# Helper modules parsed in this process, reused by every script that imports them (libcst trees are
-# immutable; the interpreter keeps its state outside them). Keyed by real path, size and mtime, and for
+# Helper modules parsed in this process, reused by every script that imports them (the trees are never
+# changed; the interpreter keeps its state outside them). Keyed by real path, size and mtime, and for
 # a part of a module (npu_audit.extract.demand) by the statements it holds.
 _PARSED: OrderedDict[tuple, Optional[cst.Module]] = OrderedDict()
 _PARSED_MAX = 256
@@ -84,13 +84,16 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
 
     cut = not whole and slicing.enabled()
 
-    def parsed(key: tuple, source, text: Optional[str] = None):
-        """libcst's module of ``text`` (``source``'s text by default), parsed once per process."""
+    def parsed(key: tuple, source, helper=None, keep: Optional[set[int]] = None):
+        """The module of ``source``, or of the top-level statements ``keep`` of it (``helper``: the text cut
+        into them, with CPython's ast), built once per process."""
         known = _recall(_PARSED, key)
         if known is not _MISSING:
             return known
-        part = source if text is None else replace(source, text=text)
-        module = parse_module(part, limits=source)
+        if helper is None:
+            module = parse_module(source)
+        else:
+            module = parse_module(source, tree=helper.tree, keep=keep)
         result = None if isinstance(module, SyntaxProblem) else module
         _keep(_PARSED, key, result, _PARSED_MAX)
         return result
@@ -116,8 +119,8 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
             module = parsed(key, source)
             return None if module is None else (display, module, source.raw, None)
         have = helper.first_part([want] if want else [])
-        module = parsed((*key, frozenset(have)), source, helper.text_of(have))
-        if module is None:  # (libcst refused a part of a text CPython reads: read it whole)
+        module = parsed((*key, frozenset(have)), source, helper, have)
+        if module is None:  # (a part could not be built: read it whole)
             module = parsed(key, source)
             return None if module is None else (display, module, source.raw, None)
 
@@ -126,7 +129,7 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
             if not add:
                 return None
             have.update(add)
-            return parsed((*key, frozenset(add)), source, helper.text_of(add))
+            return parsed((*key, frozenset(add)), source, helper, add)
 
         return display, module, source.raw, more
 
