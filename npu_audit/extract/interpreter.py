@@ -101,7 +101,8 @@ class Frame:
         return self.locals if self.locals is not None else self.module.globals
 
     def branch_key(self) -> tuple[tuple[int, int], ...]:
-        return tuple((b.node_id, b.arm) for b in self.branches)
+        branches = self.branches
+        return tuple([b.place for b in branches]) if branches else ()
 
 
 class Interpreter:

@@ -78,7 +78,7 @@ class BranchStep:
     and writing a test's source back out is a code-generation pass. Two steps are equal when they are
     the same arm of the same statement (the description follows from that)."""
 
-    __slots__ = ("node_id", "arm", "kind", "has_else", "_description", "node")
+    __slots__ = ("node_id", "arm", "kind", "has_else", "_description", "node", "place")
 
     def __init__(self, node_id: int, arm: int, kind: str, has_else: bool,
                  description: Union[str, Callable[[], str]], node: Any = None):
@@ -88,6 +88,7 @@ class BranchStep:
         self.has_else = has_else  # for "if": whether the statement has an else arm
         self._description = description
         self.node = node  # the test expression (for positions)
+        self.place = (node_id, arm)  # (the part of a binding's branch path it stands for)
 
     @property
     def description(self) -> str:
