@@ -54,8 +54,9 @@ MAX_BRACKET_NESTING = 200
 MAX_EXPRESSION_NESTING = 1000
 #: Longest ``if``/``elif`` chain accepted (each ``elif`` is nested in the previous one).
 MAX_ELIF_CHAIN = 3000
-#: Most tokens (as :func:`nesting_estimate` counts them) of a file that is parsed: about 0.5 to 1 GB of
-#: libcst tree, 20 times the largest NPU script of the Ascend model zoo (16 000 tokens, 125 KB).
+#: Most tokens (as :func:`nesting_estimate` counts them) of a file that is parsed: about 150 MB of
+#: npu-audit's tree and 0.5 to 1 GB of libcst tree when a fix of it is checked, 20 times the largest NPU
+#: script of the Ascend model zoo (16 000 tokens, 125 KB).
 MAX_PARSE_TOKENS = 300_000
 #: Files with more characters are refused without even scanning them (no Python file of that size stays
 #: under :data:`MAX_PARSE_TOKENS` unless it is nearly all comments or string literals).
@@ -380,8 +381,8 @@ def _too_large(source: SourceText, what: str) -> SyntaxProblem:
         display=source.display,
         code="unreadable-file",
         message=(
-            f"file too large to parse: {what} npu-audit parses per file ({size / 1e6:.1f} MB; its syntax "
-            "tree needs 1.5 to 3 KB of memory per token); skipped. Split the file or exclude it"
+            f"file too large to parse: {what} npu-audit parses per file ({size / 1e6:.1f} MB; checking a fix "
+            "of it with libcst needs 1.5 to 3 KB of memory per token); skipped. Split the file or exclude it"
         ),
         line=1,
         column=1,
