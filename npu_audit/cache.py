@@ -1,17 +1,28 @@
-"""Result cache: unchanged files cost a stat on the next run.
+"""Result cache: unchanged files cost a stat on the next run, an unchanged run one look-up.
 
 One SQLite database per cache folder (stdlib, safe under concurrent runs: every write is one short
 transaction and readers never see a half-written entry). An entry is keyed by the file's path and
 holds the file's size/mtime and content hash, the hashes of every helper module its analysis read,
 and the result. It is valid only for the same npu-audit version, knowledge base and settings.
+
+A whole run's results are kept too (``run_snapshot``, ``run_results``, ``put_run_results``), under a
+key that names everything the run read: npu-audit and its knowledge base, the working directory, the
+command (paths, roots, options) and, for every file found, its path, how it is shown, its settings
+and its ``stat`` (size, mtime, inode, ctime) taken before it was analysed; the helper modules and
+other files the analyses read outside the run are checked by their ``stat`` when the entry is used.
+A run in which some file was modified in the last seconds is not kept (a later change within the
+file system's timestamp granularity would not show in the ``stat``).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import sqlite3
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -20,6 +31,13 @@ from npu_audit.findings import FileReport
 
 SCHEMA = 5  # 4: from-imports listed with their names; parsed files carry their NPU exports;
 #             5: plain keys, a clean file's imports one per line (a warm run reads 19,000 of them)
+
+
+#: The whole-run entries kept (the last commands run with this cache folder, one entry each).
+RUNS_KEPT = 4
+#: A run is not kept when one of its files was modified less than this long before it started.
+RACY_SECONDS = 3
+_RUN_FORMAT = 1  # of a whole-run entry's value
 
 
 def default_cache_dir() -> str:
@@ -32,6 +50,25 @@ def _stat(path: str) -> Optional[list]:
     except OSError:
         return None
     return [st.st_size, st.st_mtime_ns]
+
+
+def _snapshot(path: str) -> Optional[tuple[int, int, int, int]]:
+    """What a whole-run entry remembers of a file: size, mtime, inode, ctime (None: no such file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """The key of a whole run's entry, taken before the run analysed anything."""
+
+    key: str
+    command: str  # the command alone (an older entry of the same command is replaced)
+    started_ns: int  # when the stats were taken
+    racy: bool  # a file was modified too recently for its stat to vouch for its content
 
 
 def _digest(path: str) -> Optional[str]:
@@ -66,6 +103,8 @@ class Cache:
             db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, token TEXT NOT NULL, size INTEGER,"
                        " mtime INTEGER, hash TEXT, deps TEXT NOT NULL, report TEXT NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS run_results (key TEXT PRIMARY KEY, command TEXT NOT NULL,"
+                       " value TEXT NOT NULL, texts BLOB NOT NULL)")
             self._db = db
         except (OSError, sqlite3.Error) as exc:
             self.disabled_reason = f"cache disabled: {exc}"
@@ -100,6 +139,129 @@ class Cache:
             db.execute("INSERT OR REPLACE INTO runs (key, value) VALUES (?, ?)", (key, value))
         except sqlite3.Error as exc:
             self.disabled_reason = f"cache disabled: {exc}"
+
+    # whole runs -----------------------------------------------------------------------------------
+
+    def run_snapshot(self, command: str, jobs) -> Optional[RunSnapshot]:
+        """The key of a run of ``jobs`` with every file's ``stat`` taken now (before the analysis);
+        ``command`` names, as text, what else the run's results depend on (paths given, roots, options).
+        None when a job is not a file on the disk (an editor buffer)."""
+        started = time.time_ns()
+        command = f"{self.tool_token()}\0{os.getcwd()}\0{len(jobs)}\0{command}"
+        tokens: dict[int, str] = {}  # id(settings) -> its cache token (a run shares a few Settings)
+        lines = []
+        newest = 0
+        for job in jobs:
+            if job.source_bytes is not None:
+                return None
+            settings = job.settings
+            token = tokens.get(id(settings))
+            if token is None:
+                token = tokens[id(settings)] = settings.cache_token()
+            st = _snapshot(job.file)
+            if st is not None and st[1] > newest:
+                newest = st[1]
+            # (no field holds a NUL; the last one no line break: the text names one list of jobs)
+            lines.append(f"{job.file}\0{job.display}\0{job.force_parse:d}{job.want_configs:d}\0{token}\0{st}")
+        lines.append(command)
+        text = "\n".join(lines).encode("utf-8", "surrogatepass")
+        return RunSnapshot(key="run|" + hashlib.sha256(text).hexdigest(),
+                           command=hashlib.sha256(command.encode("utf-8", "surrogatepass")).hexdigest(),
+                           started_ns=started, racy=newest > started - RACY_SECONDS * 1_000_000_000)
+
+    def run_results(self, snapshot: RunSnapshot, jobs) -> Optional[list[FileReport]]:
+        # Tens of thousands of lasting objects and no reference cycles: the cyclic collector would only
+        # walk them, and the run's, again and again.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            return self._run_results(snapshot, jobs)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run_results(self, snapshot: RunSnapshot, jobs) -> Optional[list[FileReport]]:
+        """The reports of the run ``snapshot`` names (one per job, in order), when a run with the same key
+        was kept and the files its analyses read besides the run's own still have the ``stat`` they had.
+        The reports hold what a run's report shows (findings, texts, configs, parsed); what only the run
+        itself needed (imports, NPU exports, dependencies, content hashes) is not kept."""
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT value, texts FROM run_results WHERE key = ?", (snapshot.key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+            if data["v"] != _RUN_FORMAT or data["files"] != len(jobs):
+                return None
+            for path, stat in data["deps"]:
+                now = _snapshot(path)
+                if (list(now) if now is not None else None) != stat:
+                    return None
+            reports: list[Optional[FileReport]] = [None] * len(jobs)
+            for i in data["parsed"]:
+                reports[i] = FileReport(path=jobs[i].display, parsed=True)
+            texts: bytes = row[1]
+            start = 0
+            for i, report, size in data["reports"]:
+                if size >= 0:
+                    report["text"] = texts[start:start + size].decode("utf-8", "surrogatepass")
+                    start += size
+                else:
+                    report["text"] = None
+                reports[i] = FileReport.from_dict(report)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None
+        return [report if report is not None else FileReport(path=job.display) for report, job in zip(reports, jobs)]
+
+    def put_run_results(self, snapshot: RunSnapshot, jobs, results: list[FileReport]) -> None:
+        """Keep the reports of a run (``results``: one per job) under ``snapshot``'s key, unless a file
+        was modified too recently (the run's own, or one its analyses read) or an analysis failed (it is
+        retried next time). The entry replaces the one of the same command; the last ``RUNS_KEPT`` are kept."""
+        if snapshot.racy or any(r.internal_error for r in results):
+            return
+        recent = snapshot.started_ns - RACY_SECONDS * 1_000_000_000
+        deps = []
+        for path in sorted({str(p) for r in results for p in r.dependencies}):
+            st = _snapshot(path)
+            if st is not None and st[1] > recent:
+                return
+            deps.append([path, st])
+        parsed = []
+        reports = []
+        texts = []
+        for i, (report, job) in enumerate(zip(results, jobs)):
+            if report.findings or report.configs or report.text is not None or report.path != job.display:
+                text = report.text.encode("utf-8", "surrogatepass") if report.text is not None else None
+                if text is not None:
+                    texts.append(text)
+                reports.append([i, {"path": report.path, "findings": [asdict(f) for f in report.findings],
+                                    "configs": report.configs, "parsed": report.parsed, "internal_error": False},
+                                len(text) if text is not None else -1])
+            elif report.parsed:
+                parsed.append(i)
+        value = json.dumps({"v": _RUN_FORMAT, "files": len(jobs), "deps": deps, "parsed": parsed, "reports": reports})
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            db.execute("BEGIN")
+            db.execute("DELETE FROM run_results WHERE command = ? OR key = ?", (snapshot.command, snapshot.key))
+            db.execute("INSERT INTO run_results (key, command, value, texts) VALUES (?, ?, ?, ?)",
+                       (snapshot.key, snapshot.command, value, b"".join(texts)))
+            db.execute("DELETE FROM run_results WHERE rowid NOT IN"
+                       " (SELECT rowid FROM run_results ORDER BY rowid DESC LIMIT ?)", (RUNS_KEPT,))
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     def _run_token(self, job) -> str:
         key = (job.settings, job.want_configs, job.force_parse)

@@ -245,16 +245,28 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
                                  for p in problems]
     cache = _open_cache(options)
-    results = _execute(jobs, options, cache)
-    # Second phase: files without NPU markers that import a module of the tree that has them can build
-    # a config through its helpers; parse those too.
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
-    given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
-    feeders = _feeders_of_run(jobs, results, roots, cache, given)
-    if feeders:
-        again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None), cache)
-        for i, report in zip(feeders, again):
-            results[i] = report
+    given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named) if named else frozenset()
+    # The whole run's results, kept when nothing it read changed (not when files are named on the command
+    # line: their second phase reads modules outside the run; such runs are small).
+    command = (paths, roots, options.want_configs, options.isolated, options.extra_exclude, base, sorted(overrides.items()))
+    snapshot = cache.run_snapshot(repr(command), jobs) if cache is not None and not named else None
+    results = cache.run_results(snapshot, jobs) if snapshot is not None else None
+    if results is not None:
+        if options.progress:
+            options.progress(len(jobs), len(jobs))
+    else:
+        results = _execute(jobs, options, cache)
+        # Second phase: files without NPU markers that import a module of the tree that has them can build
+        # a config through its helpers; parse those too.
+        feeders = _feeders_of_run(jobs, results, roots, cache, given)
+        if feeders:
+            again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None),
+                             cache)
+            for i, report in zip(feeders, again):
+                results[i] = report
+        if snapshot is not None:
+            cache.put_run_results(snapshot, jobs, results)
     reports += results
     reports.sort(key=lambda r: r.path)
     return RunReport(files=reports, settings={"release": base.release if "release" not in overrides else overrides["release"],
