@@ -468,18 +468,20 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileRepor
             options.progress(done, total)
 
     if workers > 1 and len(todo) > 1:
-        _in_workers(jobs, todo, min(workers, len(todo)), finished)
+        _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache))
     else:
         if todo:
             prepare_analysis_process(freeze=False)
+        analyze = analyze_noting_imports if cache else analyze_in_batch
         for i in todo:
-            finished(i, analyze_in_batch(jobs[i]))
+            finished(i, analyze(jobs[i]))
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)
     return [results[i] for i in range(len(jobs))]
 
 
-def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None]) -> None:
+def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None],
+                noting: bool = False) -> None:
     """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes (npu_audit.workers: a worker that
     dies costs only the file it was analysing), calling ``finished`` for each."""
     from npu_audit.workers import run_in_workers
@@ -492,4 +494,19 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
             "the other files were. If it ran out of memory, exclude the file or split it"))
         return failed
 
-    run_in_workers(analyze_in_batch, jobs, todo, workers, finished, died, setup=prepare_analysis_process)
+    run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,
+                   setup=prepare_analysis_process)
+
+
+def analyze_noting_imports(job: Job) -> FileReport:
+    """:func:`analyze_in_batch`, with what the result cache needs to know noted in the report: the imports it
+    resolved against the file system (``resolutions``) and the folders that decide them (``watched_folders``)."""
+    from npu_audit import imports
+
+    imports.record()
+    try:
+        report = analyze_in_batch(job)
+    finally:
+        report_imports = imports.recorded()
+    report.resolutions, report.watched_folders = report_imports
+    return report

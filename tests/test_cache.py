@@ -18,6 +18,7 @@ import pytest
 import npu_audit.cache
 import npu_audit.pipeline
 from npu_audit.cli import main
+from npu_audit.findings import FileReport
 
 CONFIG = '''import tensorflow as tf
 {imports}
@@ -230,3 +231,100 @@ def test_several_commands_keep_their_own_whole_run(tree, tmp_path, monkeypatch):
     no_analysis(monkeypatch)
     for args in expected:
         assert audit(cache, "--format", "json", *args) == expected[args]
+
+
+def test_a_module_added_next_to_a_script_hides_the_one_its_import_found(tree, tmp_path):
+    """``from consts import MODE`` in models/net.py found consts.py at the top; a models/consts.py now comes
+    first, as for Python itself. Removing it again brings the first one back."""
+    cache = tmp_path / "cache"
+    assert ("models/net.py", "invalid-value") not in codes(audit(cache, "--format", "json"))
+    write(tree / "models" / "consts.py", 'MODE = "bogus_mode"\n')
+    report = audit(cache, "--format", "json")
+    assert ("models/net.py", "invalid-value") in codes(report) and report == cold("--format", "json")
+    (tree / "models" / "consts.py").unlink()
+    report = audit(cache, "--format", "json")
+    assert ("models/net.py", "invalid-value") not in codes(report) and report == cold("--format", "json")
+
+
+def test_a_module_an_import_did_not_find_is_added(tree, tmp_path):
+    write(tree / "models" / "deep" / "run.py", script("MODE", "from presets.modes import MODE"))
+    cache = tmp_path / "cache"
+    assert ("models/deep/run.py", "invalid-value") not in codes(audit(cache, "--format", "json"))
+    write(tree / "presets" / "__init__.py", "")
+    write(tree / "presets" / "modes.py", 'MODE = "bogus_mode"\n')
+    report = audit(cache, "--format", "json")
+    assert ("models/deep/run.py", "invalid-value") in codes(report) and report == cold("--format", "json")
+
+
+def test_a_package_in_an_ignored_folder_added_later(tree, tmp_path):
+    """The module comes into existence in a folder the run does not check: no file of the run changes."""
+    write(tree / ".gitignore", "vendor/\n")
+    write(tree / "vendor" / "keep.txt", "")
+    write(tree / "app.py", script("MODE", "from vendor.modes import MODE"))
+    cache = tmp_path / "cache"
+    assert ("app.py", "invalid-value") not in codes(audit(cache, "--format", "json"))
+    write(tree / "vendor" / "modes.py", 'MODE = "bogus_mode"\n')
+    report = audit(cache, "--format", "json")
+    assert ("app.py", "invalid-value") in codes(report) and report == cold("--format", "json")
+
+
+def test_an_edit_that_keeps_the_size_and_the_modification_time(tree, tmp_path):
+    """As ``cp -p`` or ``touch -r`` can leave a file: the change time still tells."""
+    cache = tmp_path / "cache"
+    audit(cache, "--format", "json")
+    for path in (tree / "models" / "bad.py", tree / "consts.py"):
+        before = path.stat()
+        path.write_text(path.read_text(encoding="utf-8").replace("bogus_mode", "bogus_mod!").replace(
+            '"allow_mix_precision"', '"allow_mix_precisio!"'), encoding="utf-8")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    time.sleep(npu_audit.cache.RACY_SECONDS)  # the change times are recent: the run would not be kept
+    report = audit(cache, "--format", "json")
+    assert report == cold("--format", "json") and ("models/net.py", "invalid-value") in codes(report)
+
+
+def test_other_files_written_into_the_tree_keep_the_whole_run(tree, tmp_path, monkeypatch):
+    """A report, a log or a new folder in the tree's folders changes them, but not what an import finds."""
+    cache = tmp_path / "cache"
+    expected = cold("--format", "json")
+    assert audit(cache, "--format", "json") == expected
+    write(tree / "npu-audit.sarif", "{}")
+    write(tree / "models" / "train.log", "step 1")
+    (tree / "checkpoints").mkdir()
+    os.utime(tree, ns=(_clock[0], _clock[0]))  # (as if written a while ago)
+    os.utime(tree / "models", ns=(_clock[0], _clock[0]))
+    assert audit(cache, "--format", "json") == expected  # (the new folder: looked up again)
+    no_analysis(monkeypatch)
+    assert audit(cache, "--format", "json") == expected
+
+
+def test_a_module_added_next_to_a_script_named_on_the_command_line(tree, tmp_path):
+    """The same, file by file (a run that names files is not kept whole)."""
+    cache = tmp_path / "cache"
+    out = tmp_path / "named.json"
+
+    def named() -> list[tuple[str, str]]:
+        main(["--cache-dir", str(cache), "--isolated", "--format", "json", "-o", str(out), "models/net.py"])
+        return codes(out.read_text(encoding="utf-8"))
+
+    assert ("models/net.py", "invalid-value") not in named()
+    write(tree / "models" / "consts.py", 'MODE = "bogus_mode"\n')
+    assert ("models/net.py", "invalid-value") in named()
+
+
+def test_findings_are_kept_whole():
+    """What a whole run keeps of a finding reads back as the finding (its fix, edits, new files, related)."""
+    from dataclasses import asdict
+
+    from npu_audit.cache import _finding_dict
+    from npu_audit.findings import Edit, Finding, Fix, Related
+
+    finding = Finding(path="a.py", line=1, column=2, end_line=1, end_column=5, code="NPU101", name="unknown-option",
+                      severity="error", message="m", hint="h", option="o",
+                      related=(Related(path="b.py", line=3, column=4, message="r"),),
+                      fix=Fix("unsafe", "fix it", (Edit(1, 2, 1, 5, '"x"'),), (("a.ini", "Op=1\n"),)),
+                      certainty="conditional", tags=("deprecated",))
+    assert json.loads(json.dumps(_finding_dict(finding))) == json.loads(json.dumps(asdict(finding)))
+    report = FileReport.from_dict({"path": "a.py", "findings": [_finding_dict(finding)], "text": None, "configs": [],
+                                   "parsed": True, "internal_error": False})
+    assert report.findings == [finding]
