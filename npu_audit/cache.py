@@ -171,26 +171,23 @@ class Cache:
 
     # whole runs -----------------------------------------------------------------------------------
 
-    def run_snapshot(self, command: str, jobs) -> Optional[RunSnapshot]:
-        """The key of a run of ``jobs`` with every file's stat taken now (before the analysis); ``command``
-        names, as text, what else the run's results depend on (paths given, roots, options). None when a job
-        is not a file on the disk (an editor buffer)."""
+    def run_snapshot(self, command: str, files: list[tuple]) -> RunSnapshot:
+        """The key of a run over ``files`` ((path to open, path to show, settings) each) with every file's
+        stat taken now, before the analysis; ``command`` names, as text, what else the run's results depend
+        on (paths given, roots, options)."""
         started = self._started = time.time_ns()
-        command = f"{self.tool_token()}\0{os.getcwd()}\0{len(jobs)}\0{command}"
+        command = f"{self.tool_token()}\0{os.getcwd()}\0{len(files)}\0{command}"
         tokens: dict[int, int] = {}  # id(settings) -> its number in ``settings`` (a run shares a few)
         settings: list[str] = []
         lines = []
         newest = 0
         before = self._before
         stat = os.stat
-        for job in jobs:
-            if job.source_bytes is not None:
-                return None
-            number = tokens.get(id(job.settings))
+        for file, display, file_settings in files:
+            number = tokens.get(id(file_settings))
             if number is None:
-                number = tokens[id(job.settings)] = len(settings)
-                settings.append(job.settings.cache_token())
-            file = job.file
+                number = tokens[id(file_settings)] = len(settings)
+                settings.append(file_settings.cache_token())
             try:
                 st = stat(file)
             except OSError:
@@ -201,8 +198,8 @@ class Cache:
                 shown = f"{st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns}"
                 if st.st_mtime_ns > newest:
                     newest = st.st_mtime_ns
-            # (no field holds a NUL, the last one no line break: the text names one list of jobs)
-            lines.append(f"{file}\0{job.display}\0{job.force_parse:d}{job.want_configs:d}{number}\0{shown}")
+            # (no field holds a NUL, the last one no line break: the text names one list of files)
+            lines.append(f"{file}\0{display}\0{number}\0{shown}")
         lines.append("\0".join(settings))
         lines.append(command)
         text = "\n".join(lines).encode("utf-8", "surrogatepass")
@@ -210,8 +207,8 @@ class Cache:
                            command=hashlib.sha256(command.encode("utf-8", "surrogatepass")).hexdigest(),
                            started_ns=started, racy=newest > started - _RACY_NS)
 
-    def run_results(self, snapshot: RunSnapshot, jobs) -> Optional[list[FileReport]]:
-        """The reports of the run ``snapshot`` names (one per job, in order), when a run with the same key
+    def run_results(self, snapshot: RunSnapshot, files: list[tuple]) -> Optional[list[FileReport]]:
+        """The reports of the run ``snapshot`` names (one per file of ``files``, in order), when a run with the same key
         was kept and what its analyses read besides the run's files is unchanged. The reports hold what a
         run's report shows (findings, texts, configs, parsed); what only the run itself needed (imports, NPU
         exports, dependencies, content hashes) is not kept."""
@@ -221,12 +218,12 @@ class Cache:
         if collecting:
             gc.disable()
         try:
-            return self._run_results(snapshot, jobs)
+            return self._run_results(snapshot, files)
         finally:
             if collecting:
                 gc.enable()
 
-    def _run_results(self, snapshot: RunSnapshot, jobs) -> Optional[list[FileReport]]:
+    def _run_results(self, snapshot: RunSnapshot, files: list[tuple]) -> Optional[list[FileReport]]:
         db = self._connect()
         if db is None:
             return None
@@ -238,7 +235,7 @@ class Cache:
             return None
         try:
             data = json.loads(row[0])
-            if data["v"] != _RUN_FORMAT or data["files"] != len(jobs):
+            if data["v"] != _RUN_FORMAT or data["files"] != len(files):
                 return None
             for path, stat in data["deps"]:
                 now = _snapshot(path)
@@ -247,9 +244,9 @@ class Cache:
             for folder, stat, digest in data["folders"]:
                 if not self._folder_shows(folder, stat, digest):
                     return None
-            reports: list[Optional[FileReport]] = [None] * len(jobs)
+            reports: list[Optional[FileReport]] = [None] * len(files)
             for i in data["parsed"]:
-                reports[i] = FileReport(path=jobs[i].display, parsed=True)
+                reports[i] = FileReport(path=files[i][1], parsed=True)
             texts: bytes = row[1]
             start = 0
             for i, report, size in data["reports"]:
@@ -261,17 +258,20 @@ class Cache:
                 reports[i] = FileReport.from_dict(report)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
-        return [report if report is not None else FileReport(path=job.display) for report, job in zip(reports, jobs)]
+        return [report if report is not None else FileReport(path=file[1]) for report, file in zip(reports, files)]
 
-    def put_run_results(self, snapshot: RunSnapshot, jobs, results: list[FileReport]) -> None:
-        """Keep the reports of a run (``results``: one per job) under ``snapshot``'s key, unless a file of the
+    def put_run_results(self, snapshot: RunSnapshot, files: list[tuple], results: list[FileReport]) -> None:
+        """Keep the reports of a run (``results``: one per file of ``files``) under ``snapshot``'s key, unless a file of the
         run was modified too recently, an analysis failed (it is retried next time) or the folders where
         imports were looked for did not stay put. The entry replaces the one of the same command; the last
         ``RUNS_KEPT`` are kept."""
         if snapshot.racy or self._unsure or any(r.internal_error for r in results):
             return
+        # the files the analyses read, besides the run's own (the key holds their stat, taken before)
+        cwd = os.getcwd()
+        own = {os.path.normpath(os.path.join(cwd, file)) for file, _, _ in files}
         deps = []
-        for path in sorted({str(p) for r in results for p in r.dependencies}):  # the files the analyses read
+        for path in sorted({str(p) for r in results for p in r.dependencies} - own):
             st = _snapshot(path)
             if st is not None and st[1] > snapshot.started_ns - _RACY_NS:
                 return
@@ -281,8 +281,8 @@ class Cache:
         parsed = []
         reports = []
         texts = []
-        for i, (report, job) in enumerate(zip(results, jobs)):
-            if report.findings or report.configs or report.text is not None or report.path != job.display:
+        for i, (report, (_, display, _)) in enumerate(zip(results, files)):
+            if report.findings or report.configs or report.text is not None or report.path != display:
                 text = report.text.encode("utf-8", "surrogatepass") if report.text is not None else None
                 if text is not None:
                     texts.append(text)
@@ -291,7 +291,7 @@ class Cache:
                                 len(text) if text is not None else -1])
             elif report.parsed:
                 parsed.append(i)
-        value = json.dumps({"v": _RUN_FORMAT, "files": len(jobs), "deps": deps, "folders": folders, "parsed": parsed,
+        value = json.dumps({"v": _RUN_FORMAT, "files": len(files), "deps": deps, "folders": folders, "parsed": parsed,
                             "reports": reports})
         db = self._connect()
         if db is None:

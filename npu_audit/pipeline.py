@@ -236,29 +236,31 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
                                settings=resolver)
     roots = _roots(paths)
-    jobs = []
+    found = []  # (path to open, path to show, settings) of each file
     for f in files:
-        s = resolver.for_file(f.path)
-        jobs.append(Job(file=str(f.path), display=f.display, roots=roots, settings=s, want_configs=options.want_configs))
+        file = str(f.path)
+        found.append((file, f.display, resolver.for_file(file)))
     if resolver.errors:  # every configuration problem at once, before any analysis
         raise SettingsError("\n".join(resolver.errors))
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
                                  for p in problems]
     cache = _open_cache(options)
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
-    given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named) if named else frozenset()
     # The whole run's results, kept when nothing it read changed (not when files are named on the command
     # line: their second phase reads modules outside the run; such runs are small).
     command = (paths, roots, options.want_configs, options.isolated, options.extra_exclude, base, sorted(overrides.items()))
-    snapshot = cache.run_snapshot(repr(command), jobs) if cache is not None and not named else None
-    results = cache.run_results(snapshot, jobs) if snapshot is not None else None
+    snapshot = cache.run_snapshot(repr(command), found) if cache is not None and not named else None
+    results = cache.run_results(snapshot, found) if snapshot is not None else None
     if results is not None:
         if options.progress:
-            options.progress(len(jobs), len(jobs))
+            options.progress(len(found), len(found))
     else:
+        jobs = [Job(file=file, display=display, roots=roots, settings=s, want_configs=options.want_configs)
+                for file, display, s in found]
         results = _execute(jobs, options, cache)
         # Second phase: files without NPU markers that import a module of the tree that has them can build
         # a config through its helpers; parse those too.
+        given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
         feeders = _feeders_of_run(jobs, results, roots, cache, given)
         if feeders:
             again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None),
@@ -266,7 +268,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
             for i, report in zip(feeders, again):
                 results[i] = report
         if snapshot is not None:
-            cache.put_run_results(snapshot, jobs, results)
+            cache.put_run_results(snapshot, found, results)
     reports += results
     reports.sort(key=lambda r: r.path)
     return RunReport(files=reports, settings={"release": base.release if "release" not in overrides else overrides["release"],
