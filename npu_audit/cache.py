@@ -130,10 +130,11 @@ class Cache:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, token TEXT NOT NULL, size INTEGER,"
                        " mtime INTEGER, ctime INTEGER, hash TEXT, deps TEXT NOT NULL, folders TEXT NOT NULL,"
-                       " resolutions TEXT NOT NULL, report TEXT NOT NULL)")
+                       " resolutions TEXT NOT NULL, report TEXT NOT NULL, text TEXT)")
             db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS run_results (key TEXT PRIMARY KEY, command TEXT NOT NULL,"
-                       " value TEXT NOT NULL, texts BLOB NOT NULL)")
+                       " value TEXT NOT NULL, texts TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS run_texts (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
             self._db = db
         except (OSError, sqlite3.Error) as exc:
             self.disabled_reason = f"cache disabled: {exc}"
@@ -208,10 +209,10 @@ class Cache:
                            started_ns=started, racy=newest > started - _RACY_NS)
 
     def run_results(self, snapshot: RunSnapshot, files: list[tuple]) -> Optional[list[FileReport]]:
-        """The reports of the run ``snapshot`` names (one per file of ``files``, in order), when a run with the same key
-        was kept and what its analyses read besides the run's files is unchanged. The reports hold what a
-        run's report shows (findings, texts, configs, parsed); what only the run itself needed (imports, NPU
-        exports, dependencies, content hashes) is not kept."""
+        """The reports of the run ``snapshot`` names (one per file of ``files``, in order), when a run with
+        the same key was kept and what its analyses read besides the run's files is unchanged. The reports
+        hold what a run's report shows (findings, texts, configs, parsed); what only the run itself needed
+        (imports, NPU exports, dependencies, content hashes) is not kept."""
         # Tens of thousands of lasting objects and no reference cycles: the cyclic collector would only
         # walk them, and the run's, again and again.
         collecting = gc.isenabled()
@@ -228,7 +229,7 @@ class Cache:
         if db is None:
             return None
         try:
-            row = db.execute("SELECT value, texts FROM run_results WHERE key = ?", (snapshot.key,)).fetchone()
+            row = db.execute("SELECT value FROM run_results WHERE key = ?", (snapshot.key,)).fetchone()
         except sqlite3.Error:
             return None
         if row is None:
@@ -247,24 +248,24 @@ class Cache:
             reports: list[Optional[FileReport]] = [None] * len(files)
             for i in data["parsed"]:
                 reports[i] = FileReport(path=files[i][1], parsed=True)
-            texts: bytes = row[1]
-            start = 0
-            for i, report, size in data["reports"]:
-                if size >= 0:
-                    report["text"] = texts[start:start + size].decode("utf-8", "surrogatepass")
-                    start += size
+            kept = data["reports"]
+            texts = self._texts([text for _, _, text in kept if isinstance(text, list)])
+            for i, report, text in kept:
+                if isinstance(text, list):  # kept with the texts of the whole runs, by content
+                    report["text"] = texts[text[0]]
                 else:
-                    report["text"] = None
+                    report["text"] = text
                 reports[i] = FileReport.from_dict(report)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, sqlite3.Error):
             return None
         return [report if report is not None else FileReport(path=file[1]) for report, file in zip(reports, files)]
 
     def put_run_results(self, snapshot: RunSnapshot, files: list[tuple], results: list[FileReport]) -> None:
-        """Keep the reports of a run (``results``: one per file of ``files``) under ``snapshot``'s key, unless a file of the
-        run was modified too recently, an analysis failed (it is retried next time) or the folders where
-        imports were looked for did not stay put. The entry replaces the one of the same command; the last
-        ``RUNS_KEPT`` are kept."""
+        """Keep the reports of a run (``results``: one per file of ``files``) under ``snapshot``'s key, unless
+        a file of the run was modified too recently, an analysis failed (it is retried next time) or the
+        folders where imports were looked for did not stay put. The entry replaces the one of the same
+        command; the last ``RUNS_KEPT`` are kept. The texts shown with findings are kept once for all of them,
+        by content (a run after an edit writes the edited file's text only)."""
         if snapshot.racy or self._unsure or any(r.internal_error for r in results):
             return
         # the files the analyses read, besides the run's own (the key holds their stat, taken before)
@@ -280,15 +281,16 @@ class Cache:
         folders = [[folder, *self._watched[folder]] for folder in sorted(self._watched)]
         parsed = []
         reports = []
-        texts = []
+        texts: dict[str, str] = {}  # (the source shown with findings, kept once for all whole runs, by content)
         for i, (report, (_, display, _)) in enumerate(zip(results, files)):
             if report.findings or report.configs or report.text is not None or report.path != display:
-                text = report.text.encode("utf-8", "surrogatepass") if report.text is not None else None
-                if text is not None:
-                    texts.append(text)
+                text: object = report.text
+                if report.text is not None and report.content_hash:
+                    text = [f"{report.content_hash}|{SCHEMA}|{__version__}"]
+                    texts[text[0]] = report.text
                 reports.append([i, {"path": report.path, "findings": [_finding_dict(f) for f in report.findings],
                                     "configs": report.configs, "parsed": report.parsed, "internal_error": False},
-                                len(text) if text is not None else -1])
+                                text])
             elif report.parsed:
                 parsed.append(i)
         value = json.dumps({"v": _RUN_FORMAT, "files": len(files), "deps": deps, "folders": folders, "parsed": parsed,
@@ -300,15 +302,34 @@ class Cache:
             db.execute("BEGIN")
             db.execute("DELETE FROM run_results WHERE command = ? OR key = ?", (snapshot.command, snapshot.key))
             db.execute("INSERT INTO run_results (key, command, value, texts) VALUES (?, ?, ?, ?)",
-                       (snapshot.key, snapshot.command, value, b"".join(texts)))
+                       (snapshot.key, snapshot.command, value, json.dumps(sorted(texts))))
             db.execute("DELETE FROM run_results WHERE rowid NOT IN"
                        " (SELECT rowid FROM run_results ORDER BY rowid DESC LIMIT ?)", (RUNS_KEPT,))
+            db.executemany("INSERT OR IGNORE INTO run_texts (key, text) VALUES (?, ?)", texts.items())
+            used = set()
+            for (names,) in db.execute("SELECT texts FROM run_results"):
+                used.update(json.loads(names))
+            db.executemany("DELETE FROM run_texts WHERE key = ?",
+                           [(key,) for (key,) in db.execute("SELECT key FROM run_texts").fetchall() if key not in used])
             db.execute("COMMIT")
         except sqlite3.Error:
             try:
                 db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+    def _texts(self, refs: list[list]) -> dict[str, str]:
+        """The texts the whole runs keep under these keys."""
+        db = self._connect()
+        if db is None or not refs:
+            return {}
+        keys = sorted({key for key, in refs})
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            found.update(db.execute(f"SELECT key, text FROM run_texts WHERE key IN ({', '.join('?' * len(chunk))})",
+                                    chunk))
+        return found
 
     # folders where imports were looked for ----------------------------------------------------------
 
@@ -388,7 +409,7 @@ class Cache:
         row = rows.get(key)
         if row is None:
             return None
-        token, size, mtime, ctime, digest, deps, folders, report = row
+        token, size, mtime, ctime, digest, deps, folders, report, text = row
         if token != self._run_token(job):
             return None
         before = self._before.get(job.file)  # (the run's stat of the file, when it took one)
@@ -407,9 +428,12 @@ class Cache:
             if report.startswith("C"):  # a clean file npu-audit did not need to parse
                 return FileReport(path=job.display, imports=report[1:].split("\n") if len(report) > 1 else [],
                                   content_hash=digest)
-            return FileReport.from_dict(json.loads(report[1:] if report.startswith("J") else report))
+            data = json.loads(report[1:])
+            data["text"] = text
+            found = FileReport.from_dict(data)
         except (KeyError, TypeError, ValueError):
             return None
+        return found
 
     def _all_rows(self) -> Optional[dict]:
         """Every entry, read with one query the first time (a warm run looks up thousands of files)."""
@@ -419,7 +443,7 @@ class Cache:
                 return None
             try:
                 self._rows = {row[0]: row[1:] for row in db.execute(
-                    "SELECT key, token, size, mtime, ctime, hash, deps, folders, report FROM entries")}
+                    "SELECT key, token, size, mtime, ctime, hash, deps, folders, report, text FROM entries")}
             except sqlite3.Error:
                 return None
         return self._rows
@@ -463,13 +487,14 @@ class Cache:
         folders = report.watched_folders or []  # [folder, stat, digest] as the analysis saw them, before it looked
         for folder, fstat, fdigest in folders:
             self._vouch(folder, fstat, fdigest)
+        key = self._key(job)
+        digest = report.content_hash or _digest(job.file)
         try:
             db.execute("INSERT OR REPLACE INTO entries (key, token, size, mtime, ctime, hash, deps, folders, resolutions,"
-                       " report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (self._key(job), self._run_token(job), stat[0], stat[1], stat[2],
-                        report.content_hash or _digest(job.file), json.dumps(deps) if deps else "",
+                       " report, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (key, self._run_token(job), stat[0], stat[1], stat[2], digest, json.dumps(deps) if deps else "",
                         json.dumps(folders) if folders else "", json.dumps(asked) if asked else "",
-                        _encode_report(report)))
+                        _encode_report(report), report.text))
         except sqlite3.Error as exc:
             self.disabled_reason = f"cache disabled: {exc}"
 
@@ -507,6 +532,10 @@ def _finding_dict(finding: Finding) -> dict:
 
 
 def _encode_report(report: FileReport) -> str:
+    """A report as its entry keeps it: a clean file's imports, or the JSON of the rest (the text has a column
+    of its own, which a whole-run entry refers to)."""
     if not report.findings and not report.parsed and not report.configs and not report.internal_error:
         return "C" + "\n".join(report.imports)  # (module names: never a line break)
-    return "J" + json.dumps(report.to_dict())
+    data = report.to_dict()
+    data["text"] = None
+    return "J" + json.dumps(data)
