@@ -328,3 +328,26 @@ def test_findings_are_kept_whole():
     report = FileReport.from_dict({"path": "a.py", "findings": [_finding_dict(finding)], "text": None, "configs": [],
                                    "parsed": True, "internal_error": False})
     assert report.findings == [finding]
+
+
+def test_the_last_commands_keep_their_whole_runs_with_their_texts(tree, tmp_path, monkeypatch):
+    """Older whole runs make room for newer ones; what the kept ones show (the source lines of the text
+    format, kept once for all of them) is still there."""
+    cache = tmp_path / "cache"
+    kept = npu_audit.cache.RUNS_KEPT
+    commands = [("--exclude", f"nothing-{i}") for i in range(kept + 2)]
+    expected = cold("--format", "text")
+    assert "bogus_mode" in expected  # (a source line shown under its finding)
+    for command in commands:
+        assert audit(cache, "--format", "text", *command) == expected
+    with monkeypatch.context() as patched:
+        no_analysis(patched)
+        for command in commands[-kept:]:
+            assert audit(cache, "--format", "text", *command) == expected
+    write(tree / "models" / "bad.py", script('"bogus_mode" '))  # the newest run shows another text
+    changed = cold("--format", "text")
+    assert audit(cache, "--format", "text", *commands[-1]) == changed
+    assert audit(cache, "--format", "text", *commands[-2]) == changed
+    no_analysis(monkeypatch)
+    for command in commands[-2:]:
+        assert audit(cache, "--format", "text", *command) == changed
