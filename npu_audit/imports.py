@@ -116,6 +116,14 @@ def _scan(folder: str) -> tuple[frozenset[str], FolderState]:
     try:
         st = os.stat(folder)
     except FileNotFoundError:  # (most folders an import is looked for in do not exist)
+        # What vouches for the absence is the state of the existing folder above (its subfolders): it must
+        # be older than the check, so when it is listed only now, the absence is checked again after it.
+        parent = os.path.dirname(folder)
+        above = _existing_folder(parent) if parent != folder else folder
+        if above not in _states and above != folder:
+            _list(above)
+            if os.path.lexists(folder):  # (created meanwhile)
+                return _scan(folder)
         _missing.add(folder)
         return frozenset(), (None, None)
     except OSError:
