@@ -1,25 +1,55 @@
-"""Result cache: unchanged files cost a stat on the next run.
+"""Result cache: unchanged files cost a stat on the next run, an unchanged run one look-up.
 
 One SQLite database per cache folder (stdlib, safe under concurrent runs: every write is one short
-transaction and readers never see a half-written entry). An entry is keyed by the file's path and
-holds the file's size/mtime and content hash, the hashes of every helper module its analysis read,
-and the result. It is valid only for the same npu-audit version, knowledge base and settings.
+transaction and readers never see a half-written entry).
+
+An entry per file is keyed by the working directory, the file's path and the analysis roots. It holds
+the file's size/mtime/ctime and content hash, the same of every helper module its analysis read, the
+imports the analysis resolved against the file system with the folders whose entries decide them (each
+with its stat and a digest of its ``.py`` files and subfolders), and the result. It is valid only for
+the same npu-audit version, knowledge base and settings; a file whose stat changed is compared by its
+content, a folder whose stat changed by its digest, and when that changed too the imports are resolved
+again and must lead to the same files.
+
+A whole run's results are kept too (``run_snapshot``, ``run_results``, ``put_run_results``), under a
+key that names everything the run read: npu-audit and its knowledge base, the working directory, the
+command (paths, roots, options) and, for every file found, its path, how it is shown, its settings
+and its stat (size, mtime, inode, ctime) taken before it was analysed; the helper modules and other
+files the analyses read are checked by their stat when the entry is used, the folders where their
+imports were looked for by their stat or else their digest.
+
+A stat is trusted only when it is older than ``RACY_SECONDS`` at the time it was taken (a file changed
+again within the file system's timestamp resolution would keep it): a run with a file that recent is
+not kept whole, and a recent file or folder is kept in its entry without its stat (its content or
+digest decides next time).
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
 import sqlite3
+import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
 
 from npu_audit import __version__
-from npu_audit.findings import FileReport
+from npu_audit.findings import FileReport, Finding
+from npu_audit.imports import RECENT_SECONDS, listed_state
 
-SCHEMA = 5  # 4: from-imports listed with their names; parsed files carry their NPU exports;
-#             5: plain keys, a clean file's imports one per line (a warm run reads 19,000 of them)
+SCHEMA = 6  # 4: from-imports listed with their names; parsed files carry their NPU exports;
+#             5: plain keys, a clean file's imports one per line (a warm run reads 19,000 of them);
+#             6: change times, roots in the key, the imports an analysis resolved and the folders they depend on
+
+#: The whole-run entries kept (the last commands run with this cache folder, one entry each).
+RUNS_KEPT = 4
+#: A stat whose modification time is less than this old when it is taken does not vouch for the content.
+RACY_SECONDS = RECENT_SECONDS
+_RACY_NS = RACY_SECONDS * 1_000_000_000
+_RUN_FORMAT = 1  # of a whole-run entry's value
 
 
 def default_cache_dir() -> str:
@@ -27,11 +57,38 @@ def default_cache_dir() -> str:
 
 
 def _stat(path: str) -> Optional[list]:
+    """What an entry per file remembers of a file: size, mtime, ctime (None: there is none)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _trusted(stat: Optional[list], taken_ns: int) -> Optional[list]:
+    """``stat`` (as ``_stat``), or [None, None, None] when it was too recent when taken to vouch for anything."""
+    if stat is not None and stat[1] is not None and stat[1] > taken_ns - _RACY_NS:
+        return [None, None, None]
+    return stat
+
+
+def _snapshot(path: str) -> Optional[tuple[int, int, int, int]]:
+    """What a whole-run entry remembers of a file: size, mtime, inode, ctime (None: no such file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """The key of a whole run's entry, taken before the run analysed anything."""
+
+    key: str
+    command: str  # the command alone (an older entry of the same command is replaced)
+    started_ns: int  # when the stats were taken
+    racy: bool  # a file was modified too recently for its stat to vouch for its content
 
 
 def _digest(path: str) -> Optional[str]:
@@ -50,6 +107,14 @@ class Cache:
         self._rows: Optional[dict] = None
         self._deps_seen: dict[tuple, bool] = {}
         self._tokens: dict = {}  # (settings, want_configs, force_parse) -> the token's prefix
+        self._before: dict[str, Optional[tuple]] = {}  # file -> its _snapshot, taken before the run analysed it
+        self._started = time.time_ns()
+        self._folder_stats: dict[str, Optional[list]] = {}  # folder -> its _stat, taken once in a run
+        # the folders the entries used or kept in this run depend on, with the (stat, digest) that vouch for
+        # them; a whole run is kept only when all of them are known and agree
+        self._watched: dict[str, tuple] = {}
+        self._unsure = False
+        self._renewed: list[tuple[str, str]] = []  # (folders, key) of entries whose folders are rewritten
         self.disabled_reason: Optional[str] = None
 
     def _connect(self) -> Optional[sqlite3.Connection]:
@@ -64,8 +129,12 @@ class Cache:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, token TEXT NOT NULL, size INTEGER,"
-                       " mtime INTEGER, hash TEXT, deps TEXT NOT NULL, report TEXT NOT NULL)")
+                       " mtime INTEGER, ctime INTEGER, hash TEXT, deps TEXT NOT NULL, folders TEXT NOT NULL,"
+                       " resolutions TEXT NOT NULL, report TEXT NOT NULL, text TEXT)")
             db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS run_results (key TEXT PRIMARY KEY, command TEXT NOT NULL,"
+                       " value TEXT NOT NULL, texts TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS run_texts (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
             self._db = db
         except (OSError, sqlite3.Error) as exc:
             self.disabled_reason = f"cache disabled: {exc}"
@@ -101,6 +170,218 @@ class Cache:
         except sqlite3.Error as exc:
             self.disabled_reason = f"cache disabled: {exc}"
 
+    # whole runs -----------------------------------------------------------------------------------
+
+    def run_snapshot(self, command: str, files: list[tuple]) -> RunSnapshot:
+        """The key of a run over ``files`` ((path to open, path to show, settings) each) with every file's
+        stat taken now, before the analysis; ``command`` names, as text, what else the run's results depend
+        on (paths given, roots, options)."""
+        started = self._started = time.time_ns()
+        command = f"{self.tool_token()}\0{os.getcwd()}\0{len(files)}\0{command}"
+        tokens: dict[int, int] = {}  # id(settings) -> its number in ``settings`` (a run shares a few)
+        settings: list[str] = []
+        lines = []
+        newest = 0
+        before = self._before
+        stat = os.stat
+        for file, display, file_settings in files:
+            number = tokens.get(id(file_settings))
+            if number is None:
+                number = tokens[id(file_settings)] = len(settings)
+                settings.append(file_settings.cache_token())
+            try:
+                st = stat(file)
+            except OSError:
+                before[file] = None
+                shown = "-"
+            else:
+                before[file] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+                shown = f"{st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns}"
+                if st.st_mtime_ns > newest:
+                    newest = st.st_mtime_ns
+            # (no field holds a NUL, the last one no line break: the text names one list of files)
+            lines.append(f"{file}\0{display}\0{number}\0{shown}")
+        lines.append("\0".join(settings))
+        lines.append(command)
+        text = "\n".join(lines).encode("utf-8", "surrogatepass")
+        return RunSnapshot(key="run|" + hashlib.sha256(text).hexdigest(),
+                           command=hashlib.sha256(command.encode("utf-8", "surrogatepass")).hexdigest(),
+                           started_ns=started, racy=newest > started - _RACY_NS)
+
+    def run_results(self, snapshot: RunSnapshot, files: list[tuple]) -> Optional[list[FileReport]]:
+        """The reports of the run ``snapshot`` names (one per file of ``files``, in order), when a run with
+        the same key was kept and what its analyses read besides the run's files is unchanged. The reports
+        hold what a run's report shows (findings, texts, configs, parsed); what only the run itself needed
+        (imports, NPU exports, dependencies, content hashes) is not kept."""
+        # Tens of thousands of lasting objects and no reference cycles: the cyclic collector would only
+        # walk them, and the run's, again and again.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            return self._run_results(snapshot, files)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run_results(self, snapshot: RunSnapshot, files: list[tuple]) -> Optional[list[FileReport]]:
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT value FROM run_results WHERE key = ?", (snapshot.key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        try:
+            data = json.loads(row[0])
+            if data["v"] != _RUN_FORMAT or data["files"] != len(files):
+                return None
+            for path, stat in data["deps"]:
+                now = _snapshot(path)
+                if (list(now) if now is not None else None) != stat:
+                    return None
+            for folder, stat, digest in data["folders"]:
+                if not self._folder_shows(folder, stat, digest):
+                    return None
+            reports: list[Optional[FileReport]] = [None] * len(files)
+            for i in data["parsed"]:
+                reports[i] = FileReport(path=files[i][1], parsed=True)
+            kept = data["reports"]
+            texts = self._texts([text for _, _, text in kept if isinstance(text, list)])
+            for i, report, text in kept:
+                if isinstance(text, list):  # kept with the texts of the whole runs, by content
+                    report["text"] = texts[text[0]]
+                else:
+                    report["text"] = text
+                reports[i] = FileReport.from_dict(report)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, sqlite3.Error):
+            return None
+        return [report if report is not None else FileReport(path=file[1]) for report, file in zip(reports, files)]
+
+    def put_run_results(self, snapshot: RunSnapshot, files: list[tuple], results: list[FileReport]) -> None:
+        """Keep the reports of a run (``results``: one per file of ``files``) under ``snapshot``'s key, unless
+        a file of the run was modified too recently, an analysis failed (it is retried next time) or the
+        folders where imports were looked for did not stay put. The entry replaces the one of the same
+        command; the last ``RUNS_KEPT`` are kept. The texts shown with findings are kept once for all of them,
+        by content (a run after an edit writes the edited file's text only)."""
+        if snapshot.racy or self._unsure or any(r.internal_error for r in results):
+            return
+        # the files the analyses read, besides the run's own (the key holds their stat, taken before)
+        cwd = os.getcwd()
+        own = {os.path.normpath(os.path.join(cwd, file)) for file, _, _ in files}
+        deps = []
+        for path in sorted({str(p) for r in results for p in r.dependencies} - own):
+            st = _snapshot(path)
+            if st is not None and st[1] > snapshot.started_ns - _RACY_NS:
+                return
+            deps.append([path, st])
+        # where their imports were looked for, as the entries per file vouched for them in this run
+        folders = [[folder, *self._watched[folder]] for folder in sorted(self._watched)]
+        parsed = []
+        reports = []
+        texts: dict[str, str] = {}  # (the source shown with findings, kept once for all whole runs, by content)
+        for i, (report, (_, display, _)) in enumerate(zip(results, files)):
+            if report.findings or report.configs or report.text is not None or report.path != display:
+                text: object = report.text
+                if report.text is not None and report.content_hash:
+                    text = [f"{report.content_hash}|{SCHEMA}|{__version__}"]
+                    texts[text[0]] = report.text
+                reports.append([i, {"path": report.path, "findings": [_finding_dict(f) for f in report.findings],
+                                    "configs": report.configs, "parsed": report.parsed, "internal_error": False},
+                                text])
+            elif report.parsed:
+                parsed.append(i)
+        value = json.dumps({"v": _RUN_FORMAT, "files": len(files), "deps": deps, "folders": folders, "parsed": parsed,
+                            "reports": reports})
+        db = self._connect()
+        if db is None:
+            return
+        try:
+            db.execute("BEGIN")
+            db.execute("DELETE FROM run_results WHERE command = ? OR key = ?", (snapshot.command, snapshot.key))
+            db.execute("INSERT INTO run_results (key, command, value, texts) VALUES (?, ?, ?, ?)",
+                       (snapshot.key, snapshot.command, value, json.dumps(sorted(texts))))
+            db.execute("DELETE FROM run_results WHERE rowid NOT IN"
+                       " (SELECT rowid FROM run_results ORDER BY rowid DESC LIMIT ?)", (RUNS_KEPT,))
+            db.executemany("INSERT OR IGNORE INTO run_texts (key, text) VALUES (?, ?)", texts.items())
+            used = set()
+            for (names,) in db.execute("SELECT texts FROM run_results"):
+                used.update(json.loads(names))
+            db.executemany("DELETE FROM run_texts WHERE key = ?",
+                           [(key,) for (key,) in db.execute("SELECT key FROM run_texts").fetchall() if key not in used])
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _texts(self, refs: list[list]) -> dict[str, str]:
+        """The texts the whole runs keep under these keys."""
+        db = self._connect()
+        if db is None or not refs:
+            return {}
+        keys = sorted({key for key, in refs})
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            found.update(db.execute(f"SELECT key, text FROM run_texts WHERE key IN ({', '.join('?' * len(chunk))})",
+                                    chunk))
+        return found
+
+    # folders where imports were looked for ----------------------------------------------------------
+
+    def _folder_shows(self, folder: str, stat: Optional[list], digest: Optional[str]) -> bool:
+        """Whether ``folder`` still shows what an entry saw: the same stat, or else the same ``.py`` files
+        and subfolders (a report or a log written there changes the first, not the second). Notes what
+        vouches for it now."""
+        now = self._folder_stats.get(folder, False)
+        if now is False:
+            now = self._folder_stats[folder] = _stat(folder)
+        if stat is not None and stat[0] is not None and now == stat:
+            self._vouch(folder, stat, digest)
+            return True
+        state = listed_state(folder)
+        if digest is not None and state[1] == digest:
+            self._vouch(folder, *state)
+            return True
+        return False
+
+    def _vouch(self, folder: str, stat: Optional[list], digest: Optional[str]) -> None:
+        known = self._watched.get(folder)
+        if known is None:
+            self._watched[folder] = (stat, digest)
+        elif known[1] != digest:  # the folder changed during the run
+            self._unsure = True
+
+    def _same_answers(self, key: str, folders: list) -> bool:
+        """Whether the imports an entry's analysis resolved against the file system still lead where they did
+        (asked when a folder they depend on has other ``.py`` files or subfolders: most such changes are
+        unrelated). The folders are listed first, so that what vouches for them is older than the answers."""
+        from npu_audit.imports import resolve_in_tree
+
+        states = {folder: listed_state(folder) for folder, _, _ in folders}
+        db = self._connect()
+        if db is None:
+            return False
+        try:
+            row = db.execute("SELECT resolutions FROM entries WHERE key = ?", (key,)).fetchone()
+            for roots, asked in json.loads(row[0]).items():
+                roots = tuple(roots.split("\1")) if roots else ()
+                for dotted, level, from_dir, answer in asked:
+                    if resolve_in_tree(dotted, level, from_dir, roots) != answer:
+                        return False
+        except (sqlite3.Error, TypeError, ValueError, AttributeError):
+            return False
+        for folder, state in states.items():
+            self._vouch(folder, *state)
+        self._renewed.append((json.dumps([[folder, *state] for folder, state in states.items()]), key))
+        return True
+
+    # entries per file ------------------------------------------------------------------------------
+
     def _run_token(self, job) -> str:
         key = (job.settings, job.want_configs, job.force_parse)
         prefix = self._tokens.get(key)
@@ -114,8 +395,9 @@ class Cache:
     def _key(self, job) -> str:
         if self._cwd is None:
             self._cwd = os.getcwd()
-        # relative paths are relative to the working directory, which is part of the key
-        return f"{self._cwd}\0{job.file}\0{job.display}\0{job.force_parse:d}"
+        # relative paths are relative to the working directory, which is part of the key; imports are
+        # resolved below the roots
+        return f"{self._cwd}\0{job.file}\0{job.display}\0{job.force_parse:d}\0{chr(1).join(job.roots)}"
 
     def get(self, job) -> Optional[FileReport]:
         if job.source_bytes is not None:
@@ -123,25 +405,35 @@ class Cache:
         rows = self._all_rows()
         if rows is None:
             return None
-        row = rows.get(self._key(job))
+        key = self._key(job)
+        row = rows.get(key)
         if row is None:
             return None
-        token, size, mtime, digest, deps, report = row
+        token, size, mtime, ctime, digest, deps, folders, report, text = row
         if token != self._run_token(job):
             return None
-        if not self._fresh(job.file, [size, mtime], digest):
-            return None
+        before = self._before.get(job.file)  # (the run's stat of the file, when it took one)
+        if before is None or size is None or [before[0], before[1], before[3]] != [size, mtime, ctime]:
+            if not self._fresh(job.file, [size, mtime, ctime], digest):
+                return None
         if deps:
             for dep in json.loads(deps):
                 if not self._dependency_fresh(dep["path"], dep["stat"], dep["hash"]):
                     return None
+        if folders:
+            watched = json.loads(folders)
+            if not all([self._folder_shows(*folder) for folder in watched]) and not self._same_answers(key, watched):
+                return None
         try:
             if report.startswith("C"):  # a clean file npu-audit did not need to parse
                 return FileReport(path=job.display, imports=report[1:].split("\n") if len(report) > 1 else [],
                                   content_hash=digest)
-            return FileReport.from_dict(json.loads(report[1:] if report.startswith("J") else report))
+            data = json.loads(report[1:])
+            data["text"] = text
+            found = FileReport.from_dict(data)
         except (KeyError, TypeError, ValueError):
             return None
+        return found
 
     def _all_rows(self) -> Optional[dict]:
         """Every entry, read with one query the first time (a warm run looks up thousands of files)."""
@@ -150,8 +442,8 @@ class Cache:
             if db is None:
                 return None
             try:
-                self._rows = {row[0]: row[1:] for row in
-                              db.execute("SELECT key, token, size, mtime, hash, deps, report FROM entries")}
+                self._rows = {row[0]: row[1:] for row in db.execute(
+                    "SELECT key, token, size, mtime, ctime, hash, deps, folders, report, text FROM entries")}
             except sqlite3.Error:
                 return None
         return self._rows
@@ -169,7 +461,7 @@ class Cache:
         now = _stat(path)
         if now is None:
             return digest is None
-        if now == stat:
+        if stat is not None and stat[0] is not None and now == stat:
             return True
         return _digest(path) == digest
 
@@ -179,12 +471,30 @@ class Cache:
         db = self._connect()
         if db is None:
             return
-        stat = _stat(job.file) or [None, None]
-        deps = [{"path": p, "stat": _stat(p), "hash": _digest(p)} for p in report.dependencies]
+        if job.file not in self._before:
+            stat = _trusted(_stat(job.file), time.time_ns())
+        else:  # the stat the run took before the analysis
+            before = self._before[job.file]
+            stat = _trusted([before[0], before[1], before[3]] if before is not None else None, self._started)
+        stat = stat or [None, None, None]
+        deps = []
+        for path in report.dependencies:
+            taken = time.time_ns()
+            deps.append({"path": path, "stat": _trusted(_stat(path), taken), "hash": _digest(path)})
+        asked: dict[str, list] = {}
+        for dotted, level, from_dir, roots, answer in report.resolutions or ():
+            asked.setdefault("\1".join(roots), []).append([dotted, level, from_dir, answer])
+        folders = report.watched_folders or []  # [folder, stat, digest] as the analysis saw them, before it looked
+        for folder, fstat, fdigest in folders:
+            self._vouch(folder, fstat, fdigest)
+        key = self._key(job)
+        digest = report.content_hash or _digest(job.file)
         try:
-            db.execute("INSERT OR REPLACE INTO entries (key, token, size, mtime, hash, deps, report) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (self._key(job), self._run_token(job), stat[0], stat[1], report.content_hash or _digest(job.file),
-                        json.dumps(deps) if deps else "", _encode_report(report)))
+            db.execute("INSERT OR REPLACE INTO entries (key, token, size, mtime, ctime, hash, deps, folders, resolutions,"
+                       " report, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (key, self._run_token(job), stat[0], stat[1], stat[2], digest, json.dumps(deps) if deps else "",
+                        json.dumps(folders) if folders else "", json.dumps(asked) if asked else "",
+                        _encode_report(report), report.text))
         except sqlite3.Error as exc:
             self.disabled_reason = f"cache disabled: {exc}"
 
@@ -196,6 +506,9 @@ class Cache:
             db.execute("BEGIN")
             for job, report in pairs:
                 self.put(job, report)
+            for folders, key in self._renewed:  # entries whose folders changed but not their imports' answers
+                db.execute("UPDATE entries SET folders = ? WHERE key = ?", (folders, key))
+            self._renewed.clear()
             db.execute("COMMIT")
         except sqlite3.Error:
             try:
@@ -204,7 +517,25 @@ class Cache:
                 pass
 
 
+_FINDING_FIELDS = tuple(f.name for f in fields(Finding))
+
+
+def _finding_dict(finding: Finding) -> dict:
+    """``dataclasses.asdict(finding)`` as JSON writes it (tuples as lists), a tenth of its time."""
+    out = {name: getattr(finding, name) for name in _FINDING_FIELDS}
+    out["related"] = [vars(r) for r in finding.related]
+    fix = finding.fix
+    if fix is not None:
+        out["fix"] = {"applicability": fix.applicability, "message": fix.message, "edits": [vars(e) for e in fix.edits],
+                      "new_files": fix.new_files}
+    return out
+
+
 def _encode_report(report: FileReport) -> str:
+    """A report as its entry keeps it: a clean file's imports, or the JSON of the rest (the text has a column
+    of its own, which a whole-run entry refers to)."""
     if not report.findings and not report.parsed and not report.configs and not report.internal_error:
         return "C" + "\n".join(report.imports)  # (module names: never a line break)
-    return "J" + json.dumps(report.to_dict())
+    data = report.to_dict()
+    data["text"] = None
+    return "J" + json.dumps(data)

@@ -84,6 +84,12 @@ class FileReport:
     # top-level names that can carry NPU configuration to importers (npu_audit.relevance), for parsed
     # files; None: any name may
     exports: Optional[list] = None
+    # for the result cache (filled by a run, not part of to_dict): the imports the analysis resolved against
+    # the file system, (module, level, folder, roots, file or None), and the folders whose entries decide
+    # them, [folder, stat, digest of its .py files and subfolders] (a module added next to a script can hide
+    # the one its import found)
+    resolutions: Optional[list] = None
+    watched_folders: Optional[list] = None
 
     def to_dict(self) -> dict:
         from dataclasses import asdict

@@ -15,7 +15,9 @@ No heavy imports here: the pipeline calls this in the main process.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import time
 from collections.abc import Iterable
 from typing import Callable, Optional
 
@@ -76,6 +78,11 @@ _listings: dict[str, frozenset[str]] = {}
 _resolved: dict[tuple[str, int, str, tuple[str, ...]], Optional[str]] = {}
 _MAX_ENTRIES = 100_000
 
+FolderState = tuple[Optional[list], Optional[str]]  # (size, mtime, ctime) or None, digest or None
+#: A folder's stat taken less than this long after its last change does not vouch for its listing (a
+#: change within the file system's timestamp resolution would keep it).
+RECENT_SECONDS = 3
+
 
 def listed_python_file(path: str) -> bool:
     """Whether ``path`` is a ``.py`` file, answered from one listing of its folder per process.
@@ -88,15 +95,73 @@ def listed_python_file(path: str) -> bool:
     folder, name = os.path.split(path)
     names = _listings.get(folder)
     if names is None:
-        try:
-            with os.scandir(folder) as entries:
-                names = frozenset(e.name for e in entries if e.name.endswith(".py") and _is_file(e))
-        except OSError:
-            names = frozenset()
-        if len(_listings) > _MAX_ENTRIES:
-            _listings.clear()
-        _listings[folder] = names
+        names = _list(folder)
     return name in names
+
+
+def _list(folder: str) -> frozenset[str]:
+    names, state = _scan(folder)
+    if len(_listings) > _MAX_ENTRIES:
+        _listings.clear()
+        _states.clear()
+        _missing.clear()
+    _listings[folder] = names
+    _states[folder] = state
+    return names
+
+
+def _scan(folder: str) -> tuple[frozenset[str], FolderState]:
+    """The ``.py`` files of ``folder``, and its state: its stat taken before the listing, and a digest of
+    the names an import can find in it (its ``.py`` files and its subfolders); None for what cannot be read."""
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:  # (most folders an import is looked for in do not exist)
+        # What vouches for the absence is the state of the existing folder above (its subfolders): it must
+        # be older than the check, so when it is listed only now, the absence is checked again after it.
+        parent = os.path.dirname(folder)
+        above = _existing_folder(parent) if parent != folder else folder
+        if above not in _states and above != folder:
+            _list(above)
+            if os.path.lexists(folder):  # (created meanwhile)
+                return _scan(folder)
+        _missing.add(folder)
+        return frozenset(), (None, None)
+    except OSError:
+        stat: Optional[list] = None
+    else:
+        stat = [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        if st.st_mtime_ns > time.time_ns() - RECENT_SECONDS * 1_000_000_000:
+            stat = None
+    files = []
+    names = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(".py") and _is_file(entry):
+                    files.append(name)
+                    names.append(name)
+                elif _is_dir(entry):
+                    names.append(name + "/")
+    except OSError:
+        return frozenset(), (stat, None)
+    names.sort()
+    return frozenset(files), (stat, hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest())
+
+
+def folder_state(folder: str) -> FolderState:
+    """``folder``'s state read now (see ``_scan``)."""
+    return _scan(folder)[1]
+
+
+def listed_state(folder: str) -> FolderState:
+    """``folder``'s state when this process listed it (listing it now if it has not yet): what vouches for
+    the answers ``resolve_in_tree`` gives from that listing."""
+    state = _states.get(folder)
+    if state is None:
+        _list(folder)
+        state = _states[folder]
+    return state
 
 
 def _is_file(entry: os.DirEntry) -> bool:
@@ -106,10 +171,23 @@ def _is_file(entry: os.DirEntry) -> bool:
         return False
 
 
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def resolve_in_tree(dotted: str, level: int, from_dir: str, roots: tuple[str, ...]) -> Optional[str]:
     """``resolve_module`` against the file system, each answer kept for the rest of the process
-    (until ``forget()``)."""
+    (until ``forget()``). While ``record()`` is on, every question and its answer are noted, with the
+    folders that decide it."""
     key = (dotted, level, from_dir, roots)
+    if _journal is not None:
+        found = _journal.get(key, _ASK)
+        if found is _ASK:
+            found = _journal[key] = _watched(key)[0]
+        return found
     try:
         return _resolved[key]
     except KeyError:
@@ -120,10 +198,87 @@ def resolve_in_tree(dotted: str, level: int, from_dir: str, roots: tuple[str, ..
     return found
 
 
+# What an analysis asked ``resolve_in_tree``, for the result cache: it checks that the answers still hold
+# before reusing the analysis's result (a module added next to a script can hide the one its import found).
+_journal: Optional[dict] = None
+_ASK = object()
+_watches: dict[tuple[str, int, str, tuple[str, ...]], tuple[Optional[str], frozenset[str]]] = {}
+_folder_sets: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _watched(key: tuple[str, int, str, tuple[str, ...]]) -> tuple[Optional[str], frozenset[str]]:
+    """The answer to ``key`` and the folders whose entries decide it: for every path tried, the deepest
+    existing folder holding it. An answer changes only when a file or folder is added, removed or renamed
+    in one of them, which shows in their states (read when first listed, with the listing the answer used)."""
+    known = _watches.get(key)
+    if known is None:
+        tried: list[str] = []
+
+        def is_file(path: str) -> bool:
+            tried.append(path)
+            return listed_python_file(path)
+
+        found = resolve_module(*key, is_file)
+        folders = frozenset(_existing_folder(os.path.dirname(path)) for path in tried)
+        folders = _folder_sets.setdefault(folders, folders)  # (questions from one folder share most of them)
+        for folder in folders:
+            if folder not in _states:
+                _list(folder)
+        if len(_watches) > _MAX_ENTRIES:
+            _watches.clear()
+            _folder_sets.clear()
+        known = _watches[key] = (found, folders)
+    return known
+
+
+def record() -> None:
+    """Start noting the questions ``resolve_in_tree`` answers (see ``recorded``)."""
+    global _journal
+    _journal = {}
+
+
+def recorded() -> tuple[list[tuple[str, int, str, tuple[str, ...], Optional[str]]], list[list]]:
+    """The questions answered since ``record()``, each once, as (dotted, level, from_dir, roots, answer),
+    and the folders that decide them with their states, as [folder, stat, digest]; stops noting them."""
+    global _journal
+    asked, _journal = _journal or {}, None
+    watched: set[str] = set()
+    for key in asked:
+        watched.update(_watched(key)[1])
+    return [(*key, answer) for key, answer in asked.items()], [[folder, *listed_state(folder)] for folder in sorted(watched)]
+
+
+_existing: dict[str, str] = {}
+_states: dict[str, FolderState] = {}  # folder -> its state when it was listed
+_missing: set[str] = set()  # folders found missing when listed
+
+
+def _existing_folder(folder: str) -> str:
+    """``folder`` if it is a folder, else the deepest existing folder above it (one check per folder)."""
+    known = _existing.get(folder)
+    if known is None:
+        parent = os.path.dirname(folder)
+        state = _states.get(folder)
+        if state is not None and state[1] is not None:  # listed: a folder
+            there = True
+        else:
+            there = folder not in _missing and os.path.isdir(folder)
+        known = folder if there or parent == folder else _existing_folder(parent)
+        if len(_existing) > _MAX_ENTRIES:
+            _existing.clear()
+        _existing[folder] = known
+    return known
+
+
 def forget() -> None:
     """Drop the folder listings and resolutions read so far (the tree may have changed)."""
     _listings.clear()
     _resolved.clear()
+    _existing.clear()
+    _states.clear()
+    _watches.clear()
+    _folder_sets.clear()
+    _missing.clear()
 
 
 def split_relative(name: str) -> tuple[str, int]:

@@ -240,25 +240,39 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
                                settings=resolver)
     roots = _roots(paths)
-    jobs = []
+    found = []  # (path to open, path to show, settings) of each file
     for f in files:
-        s = resolver.for_file(f.path)
-        jobs.append(Job(file=str(f.path), display=f.display, roots=roots, settings=s, want_configs=options.want_configs))
+        file = str(f.path)
+        found.append((file, f.display, resolver.for_file(file)))
     if resolver.errors:  # every configuration problem at once, before any analysis
         raise SettingsError("\n".join(resolver.errors))
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
                                  for p in problems]
     cache = _open_cache(options)
-    results = _execute(jobs, options, cache)
-    # Second phase: files without NPU markers that import a module of the tree that has them can build
-    # a config through its helpers; parse those too.
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
-    given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
-    feeders = _feeders_of_run(jobs, results, roots, cache, given)
-    if feeders:
-        again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None), cache)
-        for i, report in zip(feeders, again):
-            results[i] = report
+    # The whole run's results, kept when nothing it read changed (not when files are named on the command
+    # line: their second phase reads modules outside the run; such runs are small).
+    command = (paths, roots, options.want_configs, options.isolated, options.extra_exclude, base, sorted(overrides.items()))
+    snapshot = cache.run_snapshot(repr(command), found) if cache is not None and not named else None
+    results = cache.run_results(snapshot, found) if snapshot is not None else None
+    if results is not None:
+        if options.progress:
+            options.progress(len(found), len(found))
+    else:
+        jobs = [Job(file=file, display=display, roots=roots, settings=s, want_configs=options.want_configs)
+                for file, display, s in found]
+        results = _execute(jobs, options, cache)
+        # Second phase: files without NPU markers that import a module of the tree that has them can build
+        # a config through its helpers; parse those too.
+        given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
+        feeders = _feeders_of_run(jobs, results, roots, cache, given)
+        if feeders:
+            again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None),
+                             cache)
+            for i, report in zip(feeders, again):
+                results[i] = report
+        if snapshot is not None:
+            cache.put_run_results(snapshot, found, results)
     reports += results
     reports.sort(key=lambda r: r.path)
     return RunReport(files=reports, settings={"release": base.release if "release" not in overrides else overrides["release"],
@@ -460,18 +474,20 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileRepor
             options.progress(done, total)
 
     if workers > 1 and len(todo) > 1:
-        _in_workers(jobs, todo, min(workers, len(todo)), finished)
+        _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache))
     else:
         if todo:
             prepare_analysis_process(freeze=False)
+        analyze = analyze_noting_imports if cache else analyze_in_batch
         for i in todo:
-            finished(i, analyze_in_batch(jobs[i]))
+            finished(i, analyze(jobs[i]))
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)
     return [results[i] for i in range(len(jobs))]
 
 
-def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None]) -> None:
+def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None],
+                noting: bool = False) -> None:
     """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes (npu_audit.workers: a worker that
     dies costs only the file it was analysing), calling ``finished`` for each."""
     from npu_audit.workers import run_in_workers
@@ -484,4 +500,19 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
             "the other files were. If it ran out of memory, exclude the file or split it"))
         return failed
 
-    run_in_workers(analyze_in_batch, jobs, todo, workers, finished, died, setup=prepare_analysis_process)
+    run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,
+                   setup=prepare_analysis_process)
+
+
+def analyze_noting_imports(job: Job) -> FileReport:
+    """:func:`analyze_in_batch`, with what the result cache needs to know noted in the report: the imports it
+    resolved against the file system (``resolutions``) and the folders that decide them (``watched_folders``)."""
+    from npu_audit import imports
+
+    imports.record()
+    try:
+        report = analyze_in_batch(job)
+    finally:
+        report_imports = imports.recorded()
+    report.resolutions, report.watched_folders = report_imports
+    return report
