@@ -145,11 +145,11 @@ def _analyze(job: Job) -> FileReport:
     # (the interpreter and positions read the parsed text; findings, suppressions and fixes the original)
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
                                  [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs,
-                                 text=parsed.text)
+                                 text=parsed.text, tree=tree, dropped=dropped)
     from npu_audit.extract.positions import python_ast
     from npu_audit.relevance import npu_exports
 
-    report.exports = npu_exports(python_ast(source.text), source.text)
+    report.exports = npu_exports(tree if tree is not None else python_ast(source.text), source.text)
     if job.want_configs:
         from npu_audit.showconfig import configs_for
 

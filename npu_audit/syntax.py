@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import tokenize
 import warnings
 from collections.abc import Collection, Iterable
@@ -110,7 +111,7 @@ class Source:
         """The offset in :attr:`text` of a position."""
         if line < 1 or line > len(self.starts):
             return len(self.text)
-        return self.starts[line - 1] + self.column(line, byte_column)
+        return min(self.starts[line - 1] + self.column(line, byte_column), len(self.text))
 
 
 class CSTNode:
@@ -684,12 +685,8 @@ def range_of(node: CSTNode) -> Optional[Place]:
         start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
         text = src.text
         if text[start] == "(" and text[end - 1] == ")" and _closing(text, start) == end - 1:
-            start += 1
-            while text[start] in " \t\f\r\n\\":
-                start += 1
-            end -= 1
-            while text[end - 1] in " \t\f\r\n\\":
-                end -= 1
+            start = _forward(text, start + 1, end - 1)
+            end = _backward(text, end - 1)
             (line, column), (end_line, end_column) = src.position(start), src.position(end)
             return (line, column + 1, end_line, end_column + 1)
     line, col, end_line, end_col = pos
@@ -777,18 +774,57 @@ def _own_span(node: CSTNode) -> Optional[tuple[int, int]]:
     return start, end
 
 
-def _parens_before(text: str, start: int) -> list[int]:
-    """Offsets of the ``(`` directly before ``start`` (only whitespace and line continuations between),
-    nearest first."""
-    out = []
-    i = start - 1
-    while i >= 0:
+_BLANK = " \t\f\r\n\\"  # whitespace and line continuations
+
+
+def _forward(text: str, i: int, end: int) -> int:
+    """The first offset at or after ``i`` (before ``end``) that is not whitespace, a line continuation or
+    a comment."""
+    while i < end:
         c = text[i]
-        if c == "(":
-            out.append(i)
-        elif c not in " \t\f\r\n\\":
+        if c == "#":
+            while i < end and text[i] not in "\r\n":
+                i += 1
+            continue
+        if c not in _BLANK:
+            break
+        i += 1
+    return i
+
+
+def _backward(text: str, i: int) -> int:
+    """The offset just after the last character before ``i`` that is not whitespace, a line continuation
+    or a comment."""
+    while i > 0:
+        c = text[i - 1]
+        if c in "\r\n":
+            cut = _comment_start(text, i - 1)
+            i = cut if cut is not None else i - 1
+            continue
+        if c not in _BLANK:
             break
         i -= 1
+    return i
+
+
+def _comment_start(text: str, line_end: int) -> Optional[int]:
+    """Where the comment of the line ending at ``line_end`` starts (a ``#`` with no open quote before it
+    on the line), or None."""
+    start = max(text.rfind("\n", 0, line_end), text.rfind("\r", 0, line_end)) + 1
+    hash_at = text.find("#", start, line_end)
+    if hash_at < 0 or text.count("'", start, hash_at) % 2 or text.count('"', start, hash_at) % 2:
+        return None
+    return hash_at
+
+
+def _parens_before(text: str, start: int) -> list[int]:
+    """Offsets of the ``(`` directly before ``start`` (only whitespace, line continuations and comments
+    between), nearest first."""
+    out = []
+    i = _backward(text, start)
+    while i > 0 and text[i - 1] == "(":
+        out.append(i - 1)
+        i = _backward(text, i - 1)
     return out
 
 
@@ -876,28 +912,35 @@ _SINGLE_STRING = re.compile(
 
 
 N = TypeVar("N", bound=CSTNode)
+_FSTRING_FIELDS_PLACED = sys.version_info >= (3, 10)  # (3.9 misplaces the fields of a multi-line f-string)
 
 
 class _Builder:
     def __init__(self, source: Source, skip: frozenset[int] = frozenset()):
         self.src = source
         self.skip = skip  # ids of the ast statements left out
+        # False while building what CPython placed wrongly (Python 3.9: the fields of a multi-line f-string):
+        # no positions, and values from the ast rather than the text
+        self.trusted = True
 
     # nodes ---------------------------------------------------------------------------------------
 
     def at(self, node: N, a: Any) -> N:
-        node._pos = (a.lineno, a.col_offset, a.end_lineno, a.end_col_offset)
+        node._pos = (a.lineno, a.col_offset, a.end_lineno, a.end_col_offset) if self.trusted else None
         node._src = self.src
         return node
 
     def span(self, node: N, first: CSTNode, last: CSTNode) -> N:
-        node._pos = (first._pos[0], first._pos[1], last._pos[2], last._pos[3])
+        if first._pos is None or last._pos is None or not self.trusted:
+            node._pos = None
+        else:
+            node._pos = (first._pos[0], first._pos[1], last._pos[2], last._pos[3])
         node._src = self.src
         return node
 
     def name(self, value: str, line: int, col: int) -> Name:
         node = Name(value)
-        node._pos = (line, col, line, col + len(value.encode("utf-8")))
+        node._pos = (line, col, line, col + len(value.encode("utf-8"))) if self.trusted else None
         node._src = self.src
         return node
 
@@ -1139,10 +1182,11 @@ class _Builder:
         handler = _EXPRESSIONS.get(type(node))
         out = handler(self, node) if handler is not None else Other(type(node).__name__)
         if out._pos is None:
-            out._pos = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
             out._src = self.src
-            if type(node) is ast.GeneratorExp:
-                self.inside_parentheses(out)
+            if self.trusted:
+                out._pos = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+                if type(node) is ast.GeneratorExp:
+                    self.inside_parentheses(out)
         return out
 
     def inside_parentheses(self, node: CSTNode) -> None:
@@ -1153,12 +1197,8 @@ class _Builder:
         text = src.text
         if end - start < 2 or text[start] != "(" or text[end - 1] != ")":
             return
-        start += 1
-        end -= 1
-        while start < end and text[start] in " \t\f\r\n\\":
-            start += 1
-        while end > start and text[end - 1] in " \t\f\r\n\\":
-            end -= 1
+        start = _forward(text, start + 1, end - 1)
+        end = max(start, _backward(text, end - 1))
         node._pos = src.byte_position(start) + src.byte_position(end)
 
     def span_from(self, node: N, first: CSTNode, last: CSTNode) -> N:
@@ -1173,7 +1213,7 @@ class _Builder:
 
     def _name(self, node: ast.Name) -> Name:
         # (CPython gives identifiers NFKC-normalised: the name as written is the source's)
-        return Name(node.id if self.src.ascii else self.segment(node))
+        return Name(node.id if self.src.ascii or not self.trusted else self.segment(node))
 
     def _constant(self, node: ast.Constant) -> CSTNode:
         value = node.value
@@ -1183,7 +1223,7 @@ class _Builder:
             return self.string(node)
         if value is ...:
             return Ellipsis()
-        text = self.segment(node)
+        text = self.segment(node) if self.trusted else repr(value)
         if isinstance(value, int):
             return Integer(text)
         if isinstance(value, float):
@@ -1198,6 +1238,10 @@ class _Builder:
 
     def string(self, node: Any) -> CSTNode:
         """A string literal, an f-string, or an implicit concatenation of them (split with tokenize)."""
+        if not self.trusted:
+            if isinstance(node, ast.JoinedStr):
+                return FormattedString(self.fstring_parts(node.values), "f")
+            return SimpleString(repr(node.value))
         text = self.segment(node)
         if _SINGLE_STRING.fullmatch(text):
             if isinstance(node, ast.JoinedStr):
@@ -1209,7 +1253,18 @@ class _Builder:
         i = 0
         while text[i] not in "'\"":
             i += 1
-        return FormattedString(self.fstring_parts(node.values), text[:i].lower())
+        return FormattedString(self.fields_of(node.values, node.lineno != node.end_lineno), text[:i].lower())
+
+    def fields_of(self, values: list, multiline: bool) -> list:
+        """:meth:`fstring_parts`; on Python 3.9, where CPython places the fields of a multi-line f-string
+        wrongly, built without positions and with values read from the ast."""
+        if not multiline or _FSTRING_FIELDS_PLACED:
+            return self.fstring_parts(values)
+        saved, self.trusted = self.trusted, False
+        try:
+            return self.fstring_parts(values)
+        finally:
+            self.trusted = saved
 
     def fstring_parts(self, values: list) -> list:
         parts: list = []
@@ -1227,18 +1282,25 @@ class _Builder:
         pieces: list[tuple[str, tuple[int, int], tuple[int, int]]] = []  # (literal, start, end) in ``text``
         fstring_start, fstring_end = getattr(tokenize, "FSTRING_START", -1), getattr(tokenize, "FSTRING_END", -1)
         lines = LINE_BREAK.split(text)
+
+        def at(position: tuple[int, int]) -> tuple[int, int]:  # (the "(" added before the text)
+            return (position[0], position[1] - 1) if position[0] == 1 else position
+
         try:
             depth, opened = 0, (0, 0)
-            for token in tokenize.generate_tokens(StringIO(text).readline):
+            # inside brackets: no INDENT/DEDENT for continuation lines that move back left; and "\n" line
+            # breaks only, so a file with "\r" line breaks is tokenized line by line too
+            bracketed = "(" + LINE_BREAK.sub("\n", text) + ")"
+            for token in tokenize.generate_tokens(StringIO(bracketed).readline):
                 if token.type == tokenize.STRING and depth == 0:
-                    pieces.append((token.string, token.start, token.end))
+                    pieces.append((token.string, at(token.start), at(token.end)))
                 elif token.type == fstring_start:  # (Python 3.12+: an f-string is several tokens)
                     depth += 1
-                    opened = token.start if depth == 1 else opened
+                    opened = at(token.start) if depth == 1 else opened
                 elif token.type == fstring_end:
                     depth -= 1
                     if depth == 0:
-                        pieces.append((_between(lines, opened, token.end), opened, token.end))
+                        pieces.append((_between(lines, opened, at(token.end)), opened, at(token.end)))
         except (tokenize.TokenError, SyntaxError):
             pieces = []
         line, col = node.lineno, node.col_offset
@@ -1253,7 +1315,8 @@ class _Builder:
             end = self._shift(line, col, erow, ecol)
             if isinstance(part_tree, ast.JoinedStr):
                 # (a part parsed on its own: its fields' positions are moved to where the part is)
-                built: CSTNode = FormattedString(self.fstring_parts(_relocated(part_tree, start)), _prefix(literal))
+                built: CSTNode = FormattedString(self.fields_of(_relocated(part_tree, start), "\n" in literal),
+                                                 _prefix(literal))
             else:
                 built = SimpleString(literal)
             built._pos = (start[0], start[1], end[0], end[1])
@@ -1261,7 +1324,7 @@ class _Builder:
             parts.append(built)
         if len(parts) < 2:
             return SimpleString(text) if not isinstance(node, ast.JoinedStr) else FormattedString(
-                self.fstring_parts(node.values), _prefix(text))
+                self.fields_of(node.values, node.lineno != node.end_lineno), _prefix(text))
         result = parts[-1]
         for part in reversed(parts[:-1]):
             result = self.span(ConcatenatedString(part, result), part, result)
@@ -1279,7 +1342,7 @@ class _Builder:
         value = self.expr(node.value)
         end_line, end = node.end_lineno or node.lineno, node.end_col_offset or 0
         written = node.attr
-        if not self.src.ascii:  # (NFKC-normalised by CPython: read it from the source)
+        if not self.src.ascii and self.trusted:  # (NFKC-normalised by CPython: read it from the source)
             found = re.search(r"(\w+)\s*\Z", self.segment(node))
             written = found.group(1) if found else written
         attr = self.name(written, end_line, end - len(written.encode("utf-8")))
@@ -1315,7 +1378,7 @@ class _Builder:
         value = self.expr(node.value)
         index = node.slice
         elements: list[CSTNode]
-        if isinstance(index, ast.Tuple) and not self._parenthesised(index):
+        if isinstance(index, ast.Tuple) and not (self.trusted and self._parenthesised(index)):
             elements = [self.subscript_element(e) for e in index.elts]
         else:
             elements = [self.subscript_element(index)]

@@ -137,6 +137,14 @@ def test_the_tree_has_libcsts_shapes_ranges_and_texts(newline):
     "class A: x = 1\n",
     "def f(*, a, b=2): return a\n",
     "x = [i for i in range(3)]\ny = lambda: 1\n",
+    # found in review: continuation lines moving back left, tabs, CR line breaks, comments by parentheses
+    "x = ('a'\n        'b'\n    'c')\n",
+    "if 1:\n\tx = ('a'\n\t     'b'\n        'c')\n",
+    "x = ('a'  # c\r    'b')\r",
+    "x = (  # c\n    1, 2)\n",
+    "x = (  # c\n    a + b\n)\n",
+    "if (  # only when asked\n        FLAGS.debug):\n    pass\n",
+    "(lr, a,\n b,\n #  bn_w,\n ) = f()\n",
 ])
 def test_the_tree_matches_libcst_on_tricky_code(text):
     _check(text)
@@ -161,6 +169,16 @@ def test_parse_expression_and_deep_replace():
     assert replaced.args[0].value is ifexp.orelse  # the replacement itself, positioned
     assert syntax.range_of(replaced) is None and syntax.range_of(replaced.args[0].value) is not None
     assert syntax.code_of(ifexp.test) == "flag"
+
+
+def test_multiline_fstring_fields_without_trusted_positions_keep_their_values(monkeypatch):
+    # Python 3.9 places the fields of a multi-line f-string wrongly: they are built from the ast alone
+    monkeypatch.setattr(syntax, "_FSTRING_FIELDS_PLACED", False)
+    value = syntax.parse_module("x = f\'\'\'a\n{d['k'] + 1}\'\'\'\n").body[0].body[0].value
+    field = value.parts[1].expression
+    assert isinstance(field, syntax.BinaryOperation) and field.right.value == "1"
+    assert field.left.slice[0].slice.value.value == "'k'"
+    assert syntax.range_of(field) is None and syntax.code_of(field) == ""
 
 
 def test_unparsable_text_raises():

@@ -181,6 +181,8 @@ def extract_configs(
     max_bytes: int = 10 * 1024 * 1024,
     all_positions: bool = False,
     text: Optional[str] = None,
+    tree: Optional[Any] = None,
+    dropped: frozenset[int] = frozenset(),
 ) -> Extraction:
     display_for = display_for_factory(display, file)
     project = Project(roots or [file.resolve().parent], _make_reader(max_bytes, display_for, whole=all_positions))
@@ -189,7 +191,7 @@ def extract_configs(
     positions = PositionRecorder()
     interp = Interpreter(project, kb, positions)
     interp.run_module(state)
-    interp.run_standalone(state, text)
+    interp.run_standalone(state, text, tree, dropped)
     configs = [c for c in interp.configs if _relevant(c, display)]
     facts = [f for f in interp.loose_facts + _unexpanded_object_hazards(interp)
              if f.path == display or (f.calls and f.calls[0].path == display)]

@@ -151,13 +151,14 @@ class Interpreter:
         self._executing.discard(key)
         self._executed.add(key)
 
-    def run_standalone(self, state: ModuleState, text: Optional[str] = None) -> None:
+    def run_standalone(self, state: ModuleState, text: Optional[str] = None, tree: Any = None,
+                       dropped: frozenset[int] = frozenset()) -> None:
         """Read functions nobody called (library helpers), with parameters bound to their defaults.
 
         With the module's ``text``, functions and classes whose source (and whose callees' source)
         cannot touch NPU configuration are skipped: reading them could not produce anything.
         """
-        relevant = _npu_relevant_definitions(state.module, text) if text is not None else None
+        relevant = _npu_relevant_definitions(state.module, text, tree, dropped) if text is not None else None
 
         def worth(node) -> bool:
             return relevant is None or id(node) in relevant
@@ -1194,19 +1195,22 @@ class Interpreter:
         # else: a session whose config npu-audit cannot see; do not pair it with another config
 
 
-def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
+def _npu_relevant_definitions(module: cst.Module, text: str, whole: Any = None,
+                              dropped: frozenset[int] = frozenset()) -> Optional[set]:
     """ids of the module-level def/class statements whose source mentions NPU configuration, directly
     or through the module-level functions they call by name. None when that cannot be decided
-    (then every definition is read)."""
+    (then every definition is read). ``text`` is what the module was built from (a relevance slice:
+    ``whole``, CPython's ast of the file, without the statements ``dropped``; parsed here when not given)."""
     import ast as pyast
 
     from npu_audit.extract.positions import python_ast
     from npu_audit.prefilter import may_configure_npu
 
-    tree = python_ast(text)
+    tree = whole if whole is not None else python_ast(text)
     if tree is None:
         return None
-    ast_defs = [n for n in tree.body if isinstance(n, (pyast.FunctionDef, pyast.AsyncFunctionDef, pyast.ClassDef))]
+    ast_defs = [n for n in tree.body if isinstance(n, (pyast.FunctionDef, pyast.AsyncFunctionDef, pyast.ClassDef))
+                and id(n) not in dropped]
     cst_defs = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     if len(ast_defs) != len(cst_defs) or any(a.name != c.name.value for a, c in zip(ast_defs, cst_defs)):
         return None
@@ -1218,8 +1222,7 @@ def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
         if may_configure_npu(segment.encode("utf-8", "surrogatepass")):
             relevant.add(a.name)
     if relevant:
-        calls = {a.name: {n.id for n in pyast.walk(a) if isinstance(n, pyast.Name)}
-                 for a in ast_defs if a.name not in relevant}
+        calls = {a.name: _names_read(a, dropped) for a in ast_defs if a.name not in relevant}
         changed = True
         while changed:
             changed = False
@@ -1230,7 +1233,21 @@ def _npu_relevant_definitions(module: cst.Module, text: str) -> Optional[set]:
     return {id(c) for a, c in zip(ast_defs, cst_defs) if a.name in relevant}
 
 
-# -- per-node dispatch: libcst node type -> handler (nodes not listed are skipped / unknown) ----------
+def _names_read(node: Any, dropped: frozenset[int]) -> set[str]:
+    """The names (``ast.Name``) inside ``node``, leaving out the statements ``dropped``."""
+    import ast as pyast
+
+    out = set()
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if type(current) is pyast.Name:
+            out.add(current.id)
+        todo.extend(child for child in pyast.iter_child_nodes(current) if id(child) not in dropped)
+    return out
+
+
+# -- per-node dispatch: node type of npu_audit.syntax -> handler (nodes not listed are skipped / unknown) --
 
 def _short(module: ModuleState, node, limit: int = 60) -> str:
     """The source of ``node`` (of ``module``) on one line, cut to ``limit`` characters."""
