@@ -13,7 +13,7 @@ from typing import Any, Optional
 import npu_audit.syntax as cst
 from npu_audit.extract.interpreter import Interpreter
 from npu_audit.extract.model import CodeFact, SessionConfig
-from npu_audit.extract.positions import Range, statement_ranges
+from npu_audit.extract.positions import Range, node_ranges
 from npu_audit.extract.project import ModuleState, Project
 from npu_audit.extract.recorder import PositionRecorder
 from npu_audit.extract.runconfig import object_hazards
@@ -196,8 +196,7 @@ def extract_configs(
     facts = [f for f in interp.loose_facts + _unexpanded_object_hazards(interp)
              if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
-    ranges = _compute_positions(configs, facts, modules, None if all_positions else display, positions.tops,
-                                {display: text} if text is not None else {})
+    ranges = _compute_positions(configs, facts, modules, None if all_positions else display)
     return Extraction(
         ranges=ranges,
         display=display,
@@ -237,9 +236,9 @@ def _relevant(config: SessionConfig, display: str) -> bool:
 
 
 def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modules: dict[str, ModuleState],
-                       only: Optional[str] = None, tops: Optional[dict] = None, texts: Optional[dict] = None) -> dict:
+                       only: Optional[str] = None) -> dict:
     """Ranges of every node a finding or the config view may show. With ``only``, just the nodes of that
-    file (positions cost a code-generation pass per module; helper modules are skipped unless needed)."""
+    file."""
     wanted: dict[str, list] = {}
 
     def want(path, node):
@@ -284,7 +283,7 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
     for path, nodes in wanted.items():
         state = modules.get(path)
         if state is not None:
-            ranges.update(statement_ranges(state.module, (texts or {}).get(path), nodes, tops or {}))
+            ranges.update(node_ranges(state.module, nodes))
 
     def get(node):
         return ranges.get(id(node)) if node is not None else None

@@ -116,9 +116,8 @@ class Interpreter:
         self.tf2 = Tf2Extractor(self)  # TF2: npu_device.global_options() and open() (extract/tf2.py)
         self._active: list[int] = []  # ids of function nodes being read (recursion guard)
         self._inlined: set[int] = set()
-        # where every node read sits, so positions can be computed for just those statements
+        # where each function is defined (the statements around it: a call reads its body in that place)
         self.positions = positions if positions is not None else PositionRecorder()
-        self._seen = self.positions.tops  # (its table, written directly on the hot path: _eval)
         # per-run state: modules read or being read
         self._executed: set[int] = set()
         self._executing: set[int] = set()
@@ -221,7 +220,6 @@ class Interpreter:
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
         outer = frame.stmts
         frame.stmts = outer + (stmt,)
-        self._seen[id(stmt)] = frame.stmts
         try:
             self._exec_stmt(stmt, frame)
         finally:
@@ -688,7 +686,6 @@ class Interpreter:
             self.eval(target.value, frame)
 
     def assign_attribute(self, target: cst.Attribute, value: Sym, frame: Frame, stmt, value_node) -> None:
-        self._seen[id(target)] = self._seen[id(target.attr)] = frame.stmts
         attr = target.attr.value
         base = self.eval(target.value, frame)
         if proto.assign(self, base, attr, value, frame, stmt, target, value_node):
@@ -724,7 +721,6 @@ class Interpreter:
             return UNKNOWN
 
     def _eval(self, node, frame: Frame) -> Sym:
-        self._seen[id(node)] = frame.stmts
         handler = _EXPRESSIONS.get(type(node))
         return handler(self, node, frame) if handler is not None else UNKNOWN
 
@@ -1018,9 +1014,6 @@ class Interpreter:
         loaded); user functions get them lazily, unknown functions never need them."""
         positional, keywords = [], {}
         for arg in call.args:
-            self._seen[id(arg)] = frame.stmts
-            if arg.keyword is not None:
-                self._seen[id(arg.keyword)] = frame.stmts
             if arg.star:
                 self._eval(arg.value, frame)
                 continue

@@ -9,7 +9,6 @@ exclusive.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Optional
 
 import npu_audit.syntax as cst
 from npu_audit.extract.ranges import Range
@@ -25,12 +24,6 @@ def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, R
         if found is not None:
             out[id(n)] = Range(*found)
     return out
-
-
-def statement_ranges(module: cst.Module, text: Optional[str], nodes: Iterable[cst.CSTNode], tops: dict) -> dict[int, Range]:
-    """:func:`node_ranges` (``text`` and ``tops``, the statements enclosing each node, are no longer needed:
-    every node knows its position)."""
-    return node_ranges(module, nodes)
 
 
 #: CPython's ast of a text, parsed once per text (``None`` when CPython rejects it)
