@@ -32,6 +32,8 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
@@ -298,8 +300,7 @@ class Cache:
         db = self._connect()
         if db is None:
             return
-        try:
-            db.execute("BEGIN")
+        with _transaction(db):
             db.execute("DELETE FROM run_results WHERE command = ? OR key = ?", (snapshot.command, snapshot.key))
             db.execute("INSERT INTO run_results (key, command, value, texts) VALUES (?, ?, ?, ?)",
                        (snapshot.key, snapshot.command, value, json.dumps(sorted(texts))))
@@ -311,12 +312,6 @@ class Cache:
                 used.update(json.loads(names))
             db.executemany("DELETE FROM run_texts WHERE key = ?",
                            [(key,) for (key,) in db.execute("SELECT key FROM run_texts").fetchall() if key not in used])
-            db.execute("COMMIT")
-        except sqlite3.Error:
-            try:
-                db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
 
     def _texts(self, refs: list[list]) -> dict[str, str]:
         """The texts the whole runs keep under these keys."""
@@ -502,19 +497,27 @@ class Cache:
         db = self._connect()
         if db is None:
             return
-        try:
-            db.execute("BEGIN")
+        with _transaction(db):
             for job, report in pairs:
                 self.put(job, report)
             for folders, key in self._renewed:  # entries whose folders changed but not their imports' answers
                 db.execute("UPDATE entries SET folders = ? WHERE key = ?", (folders, key))
             self._renewed.clear()
-            db.execute("COMMIT")
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One transaction: committed when the block ends, rolled back on an SQLite error (which is not raised:
+    a cache that cannot write only costs the next run its time)."""
+    try:
+        db.execute("BEGIN")
+        yield
+        db.execute("COMMIT")
+    except sqlite3.Error:
+        try:
+            db.execute("ROLLBACK")
         except sqlite3.Error:
-            try:
-                db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            pass
 
 
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))

@@ -461,10 +461,7 @@ class SimpleString(CSTNode):
 
     @property
     def prefix(self) -> str:
-        i = 0
-        while self.value[i] not in "'\"":
-            i += 1
-        return self.value[:i].lower()
+        return _prefix(self.value)
 
     @property
     def quote(self) -> str:
@@ -685,8 +682,7 @@ def range_of(node: CSTNode) -> Optional[Place]:
         start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
         text = src.text
         if text[start] == "(" and text[end - 1] == ")" and _closing(text, start) == end - 1:
-            start = _forward(text, start + 1, end - 1)
-            end = _backward(text, end - 1)
+            start, end = _inside(text, start, end)
             (line, column), (end_line, end_column) = src.position(start), src.position(end)
             return (line, column + 1, end_line, end_column + 1)
     line, col, end_line, end_col = pos
@@ -815,6 +811,13 @@ def _comment_start(text: str, line_end: int) -> Optional[int]:
     if hash_at < 0 or text.count("'", start, hash_at) % 2 or text.count('"', start, hash_at) % 2:
         return None
     return hash_at
+
+
+def _inside(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span inside the brackets at ``start`` and ``end - 1``, without the whitespace, line
+    continuations and comments next to them."""
+    inner = _forward(text, start + 1, end - 1)
+    return inner, max(inner, _backward(text, end - 1))
 
 
 def _parens_before(text: str, start: int) -> list[int]:
@@ -1197,8 +1200,7 @@ class _Builder:
         text = src.text
         if end - start < 2 or text[start] != "(" or text[end - 1] != ")":
             return
-        start = _forward(text, start + 1, end - 1)
-        end = max(start, _backward(text, end - 1))
+        start, end = _inside(text, start, end)
         node._pos = src.byte_position(start) + src.byte_position(end)
 
     def span_from(self, node: N, first: CSTNode, last: CSTNode) -> N:
@@ -1250,10 +1252,7 @@ class _Builder:
         return self.concatenation(node, text)
 
     def fstring(self, node: ast.JoinedStr, text: str) -> FormattedString:
-        i = 0
-        while text[i] not in "'\"":
-            i += 1
-        return FormattedString(self.fields_of(node.values, node.lineno != node.end_lineno), text[:i].lower())
+        return FormattedString(self.fields_of(node.values, node.lineno != node.end_lineno), _prefix(text))
 
     def fields_of(self, values: list, multiline: bool) -> list:
         """:meth:`fstring_parts`; on Python 3.9, where CPython places the fields of a multi-line f-string

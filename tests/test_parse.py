@@ -368,7 +368,7 @@ def _names_in_place(module: syntax.Module, text: str) -> int:
 
     names = _nodes(module, syntax.Name)
     lines = re.split(r"\r\n|\r|\n", text)
-    ranges = node_ranges(module, names)
+    ranges = node_ranges(names)
     for node in names:
         r = ranges[id(node)]
         assert lines[r.line - 1][r.column - 1 : r.end_column - 1] == node.value, (node.value, r)

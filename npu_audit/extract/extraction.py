@@ -283,7 +283,7 @@ def _compute_positions(configs: list[SessionConfig], facts: list[CodeFact], modu
     for path, nodes in wanted.items():
         state = modules.get(path)
         if state is not None:
-            ranges.update(node_ranges(state.module, nodes))
+            ranges.update(node_ranges(nodes))
 
     def get(node):
         return ranges.get(id(node)) if node is not None else None

@@ -14,7 +14,7 @@ import npu_audit.syntax as cst
 from npu_audit.extract.ranges import Range
 
 
-def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, Range]:
+def node_ranges(nodes: Iterable[cst.CSTNode]) -> dict[int, Range]:
     """Ranges of ``nodes`` (keyed by ``id(node)``); nodes without a position are left out."""
     out = {}
     for n in nodes:
