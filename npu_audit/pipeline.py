@@ -178,9 +178,12 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = 
     tf2 = getattr(kb, "tf2", None)
     identifiers = list(kb.runconfig.objects) + (list(tf2.modules) + list(tf2.option_object) if tf2 is not None else [])
     here = os.path.realpath(os.path.dirname(os.path.abspath(file)))
-    reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,))
+    api = getattr(kb, "tf_api", None)
+    calls = api.config_call_names() if api is not None else []
+    reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,),
+                                identifiers=identifiers + calls)
     tree = python_ast(source.text)
-    result = slicing.slice_text(source.text, tree, identifiers, reaches)
+    result = slicing.slice_text(source.text, tree, identifiers, reaches, reaches.exports)
     if drop_if_idle and result is not None and not result.kept_besides_imports:
         return None
     if result is None or not result.blanked:

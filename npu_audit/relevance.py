@@ -25,7 +25,7 @@ from npu_audit.text import split_lines_keepends
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _bound(stmt: ast.stmt) -> set[str]:
+def bound_names(stmt: ast.stmt) -> set[str]:
     """Names a top-level statement binds (not looking inside function or class bodies)."""
     if isinstance(stmt, _DEFINITIONS):
         return {stmt.name}
@@ -55,7 +55,7 @@ def npu_exports(tree: Optional[ast.Module], text: str) -> Optional[list[str]]:
         return None
     lines = split_lines_keepends(text)
     statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
-    bound = [_bound(s) for s in statements]
+    bound = [bound_names(s) for s in statements]
     defined = set().union(*bound) if bound else set()
     read: list[Optional[set[str]]] = [None] * len(statements)
     relevant: set[str] = set()

@@ -43,7 +43,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
@@ -77,6 +77,7 @@ HANDLED_METHODS = frozenset({
     "rstrip", "replace", "format", "join", "encode", "decode", "title", "capitalize",
 })
 
+_WORD = re.compile(r"[^\W\d]\w*")
 MARKER_TEXT_RE = re.compile("|".join(re.escape(m.decode("ascii")) for m in sorted(NPU_MARKERS, key=len, reverse=True)))
 _BUILTINS = frozenset(dir(__import__("builtins")))
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -160,7 +161,7 @@ class _Unit:
     __slots__ = ("node", "parent", "scope", "first", "last", "blocks", "level", "reads", "attr_reads", "pending",
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
                  "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self",
-                 "helper_call")
+                 "helper_call", "helper_consumer")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
         self.node = node
@@ -190,16 +191,18 @@ class _Unit:
         self.receivers: set[str] = set()  # names whose methods it calls (methods the interpreter may not model)
         self.passes_self = False  # passes `self` to a callee not of this file (which may call its methods back)
         self.helper_call = False  # calls into a module of the tree that can reach NPU code
+        self.helper_consumer = False  # calls a name of such a module that is not one of its exports
 
 
 class _Builder:
     """Walks the ast once: units, scopes and what each statement reads, binds and uses."""
 
     def __init__(self, tree: ast.Module, lines: list[str], identifiers: frozenset[str],
-                 helpers: frozenset[str] = frozenset(), star_helpers: bool = False):
+                 helpers: Optional[dict[str, HelperUse]] = None, star_helpers: bool = False):
         self.lines = lines
         self.identifiers = identifiers
-        self.helpers = helpers  # local names imported from modules of the tree that can reach NPU code
+        # local names imported from modules of the tree that can reach NPU code, with what of them does
+        self.helpers: dict[str, HelperUse] = helpers or {}
         self.marker_lines = _marker_lines(lines)  # sorted numbers of the lines holding an NPU marker
         self.star_helpers = star_helpers  # a `from m import *` of such a module
         self.def_names = {n.name for n in _statements(tree.body) if isinstance(n, _DEFS)}
@@ -434,10 +437,14 @@ class _Builder:
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
+        consumer = False
         if isinstance(root, ast.Name):
             if root.id in self.helpers:
-                unit.seed = "config"  # a helper of another module of the tree: it may build or fill a config
-                unit.helper_call = True
+                if _carries_npu(self.helpers[root.id], func, root):
+                    unit.seed = "config"  # a helper of another module of the tree: it may build or fill a config
+                    unit.helper_call = True
+                else:  # not one of its exports: it matters only through what it is handed (a config)
+                    consumer = unit.helper_consumer = True
             elif self.star_helpers and not helper and root.id not in _BUILTINS:
                 unit.star_calls.add(root.id)
         if isinstance(func, ast.Attribute):
@@ -452,7 +459,7 @@ class _Builder:
             todo.append((func.value, opaque and isinstance(func.value, (ast.Name, ast.Attribute)), into))
         else:
             todo.append((func, False, into))
-        args_sink = not helper and name not in CONSUMERS
+        args_sink = not helper and not consumer and name not in CONSUMERS
         if not helper and (any(isinstance(a, ast.Name) and a.id == "self" for a in node.args) or any(
                 isinstance(k.value, ast.Name) and k.value.id == "self" for k in node.keywords)):
             unit.passes_self = True
@@ -728,6 +735,9 @@ class _Slicer:
             push((self.taint, (self._bind_scope(u, name), name)))
         for attr in u.attr_stores:
             push((self.taint_attr, (attr,)))
+        if u.helper_consumer:  # a config handed to another module's class or function: what it returns
+            for name in u.binds:  # may hold it (``trainer = Trainer(config)``: its methods are uses)
+                push((self.instance, (self._bind_scope(u, name), name)))
         for callee, slot, names, attrs in u.pending:
             if not self._carries(u, names, attrs):
                 continue
@@ -758,22 +768,60 @@ class _Slicer:
 
 
 Reaches = Callable[[str, int], bool]
+#: ``exports(dotted, level)``: the top-level names of a module of the tree (one ``reaches`` says yes for)
+#: through which calls can reach NPU code; None when that is not known (any name can).
+Exports = Callable[[str, int], Optional[frozenset[str]]]
+
+#: What the slice knows of a local name imported from a module of the tree that can reach NPU code:
+#: None, any call through it may build or fill a config (the module's exports are not known); True or
+#: False, a name imported from such a module that is or is not one of its exports; a frozenset, the name
+#: is such a module and these are its exports (``name.export(...)`` is a call that may).
+HelperUse = Optional[Union[bool, frozenset]]
 
 
-def _imports(tree: ast.Module, modules: frozenset[str],
-             reaches: Optional[Reaches]) -> tuple[frozenset[str], frozenset[str], bool]:
+def _carries_npu(use: HelperUse, func: ast.expr, root: ast.Name) -> bool:
+    """Whether calling ``func`` (reached through the imported name ``root``) may build or fill a config."""
+    if use is None or isinstance(use, bool):
+        return use is None or use
+    if isinstance(func, ast.Attribute) and func.value is root:
+        return func.attr in use
+    return True  # (a submodule of it, or the module called: not known)
+
+
+def _merged(old: HelperUse, new: HelperUse, first: bool) -> HelperUse:
+    """What a name imported twice (in two branches, two functions) can do: either."""
+    if first:
+        return new
+    if old is None or new is None or isinstance(old, bool) != isinstance(new, bool):
+        return None
+    if isinstance(old, bool):
+        return old or bool(new)
+    return old | new  # type: ignore[operator]
+
+
+def _imports(tree: ast.Module, modules: frozenset[str], reaches: Optional[Reaches],
+             exports: Optional[Exports] = None) -> tuple[frozenset[str], dict[str, HelperUse], bool]:
     """Local names bound by importing a seed module or from one (``import npu_device as npu``: ``npu``);
-    local names imported from a module of the tree that can reach NPU code (``reaches(dotted, level)``);
-    whether such a module is star-imported."""
-    seeds, helpers, star = set(), set(), False
+    local names imported from a module of the tree that can reach NPU code (``reaches(dotted, level)``),
+    with what of them can (``exports``; without it, anything); whether such a module is star-imported."""
+    seeds, star = set(), False
+    helpers: dict[str, HelperUse] = {}
+
+    def note(local: str, use: HelperUse) -> None:
+        helpers[local] = _merged(helpers.get(local), use, local not in helpers)
+
+    def module_use(dotted: str, level: int) -> HelperUse:
+        return exports(dotted, level) if exports is not None else None
+
     for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
                 if modules.intersection(alias.name.split(".")):
                     seeds.add(local)
-                if reaches is not None and reaches(alias.name if alias.asname else local, 0):
-                    helpers.add(local)
+                imported = alias.name if alias.asname else local
+                if reaches is not None and reaches(imported, 0):
+                    note(local, module_use(imported, 0))
         elif isinstance(node, ast.ImportFrom):
             dotted = node.module or ""
             parts = set(dotted.split("."))
@@ -785,10 +833,14 @@ def _imports(tree: ast.Module, modules: frozenset[str],
                     continue
                 if alias.name == "*":
                     star = star or reaches(dotted, node.level)
-                elif reaches(dotted, node.level) or reaches(f"{dotted}.{alias.name}" if dotted else alias.name,
-                                                            node.level):
-                    helpers.add(local)
-    return frozenset(seeds), frozenset(helpers), star
+                    continue
+                submodule = f"{dotted}.{alias.name}" if dotted else alias.name
+                if reaches(submodule, node.level):
+                    note(local, module_use(submodule, node.level))
+                elif reaches(dotted, node.level):
+                    use = module_use(dotted, node.level)
+                    note(local, None if use is None else alias.name in use)
+    return frozenset(seeds), helpers, star
 
 
 def stand_in(out: list[str], first: int, last: int) -> int:
@@ -818,16 +870,18 @@ def stand_in(out: list[str], first: int, last: int) -> int:
 
 
 def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str] = (),
-               reaches: Optional[Reaches] = None) -> Optional[SliceResult]:
+               reaches: Optional[Reaches] = None, exports: Optional[Exports] = None) -> Optional[SliceResult]:
     """The slice of ``text`` (whose CPython ``ast`` is ``tree``), or None when there is no ``ast``
     (the whole text is analysed then). ``identifiers``: more API names that make a statement a seed.
     ``reaches(dotted, level)``: whether the module an import names is a file of the analysed tree
-    that can reach NPU code (calls into it are kept); None: no module of the tree does."""
+    that can reach NPU code (calls into it are kept); None: no module of the tree does.
+    ``exports(dotted, level)``: which names of such a module can (calls of the others are kept only when
+    they are handed a config); None: any can."""
     if tree is None:
         return None
     lines = split_lines_keepends(text)
     names = SEED_IDENTIFIERS | frozenset(identifiers)
-    aliases, helpers, star = _imports(tree, names, reaches)
+    aliases, helpers, star = _imports(tree, names, reaches, exports)
     builder = _Builder(tree, lines, names | aliases, helpers, star)
     slicer = _Slicer(builder)
     slicer.run()
@@ -861,11 +915,15 @@ class TreeReach:
     doubt, keep)."""
 
     _facts: dict[tuple[str, int, int], tuple[bool, tuple[str, ...]]] = {}
+    # (path, size, mtime, seed words) -> the file's exports (:meth:`exports`)
+    _exported: dict[tuple[str, int, int, frozenset[str]], Optional[frozenset[str]]] = {}
 
-    def __init__(self, folder: str, roots: tuple[str, ...], budget: int = 64):
+    def __init__(self, folder: str, roots: tuple[str, ...], budget: int = 64,
+                 identifiers: Iterable[str] = ()):
         self.folder = folder
         self.roots = roots
         self.budget = budget
+        self.identifiers = SEED_IDENTIFIERS | DEFINITION_CALLS | frozenset(identifiers)
         self._answers: dict[str, bool] = {}
 
     def _resolve(self, dotted: str, level: int, folder: str) -> Optional[str]:
@@ -924,3 +982,63 @@ class TreeReach:
                     seen.add(target)
                     todo.append(target)
         return False
+
+    def exports(self, dotted: str, level: int) -> Optional[frozenset[str]]:
+        """The top-level names of the module an import names (a file of the tree that can reach NPU
+        code) through which a call can reach it, or None when that cannot be told. A name counts when its
+        statement holds an NPU marker, names an API the interpreter models or a flag definition, or
+        reads a name imported from a module of the tree that can reach NPU code (or a name imported so,
+        re-exported), or, until nothing changes, reads a name that counts. Words of the source are
+        read, strings and comments too (more names count than could: what counts is kept)."""
+        found = self._resolve(dotted, level, self.folder)
+        if found is None:
+            return None
+        try:
+            st = os.stat(found)
+        except OSError:
+            return None
+        key = (found, st.st_size, st.st_mtime_ns, self.identifiers)
+        if key not in self._exported:
+            if len(self._exported) > 10_000:
+                self._exported.clear()
+            self._exported[key] = self._exports_of(found)
+        return self._exported[key]
+
+    def _exports_of(self, path: str) -> Optional[frozenset[str]]:
+        from npu_audit.relevance import bound_names
+        from npu_audit.source import ReadProblem, read_source
+        from npu_audit.syntax import python_tree
+
+        source = read_source(path, path, DEFAULT_MAX_BYTES, lenient=True)
+        if isinstance(source, ReadProblem):
+            return None
+        tree = python_tree(source.text)
+        if tree is None:
+            return None
+        there = TreeReach(os.path.dirname(path), self.roots, self.budget)
+        _seeds, helpers, star = _imports(tree, frozenset(), there)
+        if star:
+            return None  # (a star import of such a module: any name may be one of its)
+        carriers = set(helpers)
+        lines = split_lines_keepends(source.text)
+        statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+        bound = [bound_names(s) for s in statements]
+        defined = set().union(*bound) if bound else set()
+        words: list[frozenset[str]] = []
+        relevant = set(carriers)
+        for i, stmt in enumerate(statements):
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            segment = "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
+            found = frozenset(_WORD.findall(segment))
+            words.append(found)
+            if found & self.identifiers or found & carriers or MARKER_TEXT_RE.search(segment):
+                relevant |= bound[i] | (found & defined)
+        changed = True
+        while changed:
+            changed = False
+            for i in range(len(statements)):
+                if not bound[i] <= relevant and words[i] & relevant:
+                    relevant |= bound[i]
+                    changed = True
+        return frozenset(relevant)
+

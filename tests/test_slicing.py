@@ -438,3 +438,92 @@ def test_statements_joined_by_a_backslash_are_kept_or_dropped_together(tmp_path,
     assert "print(2); \\\n" in text
     report = same_both_ways(tmp_path, source, monkeypatch)
     assert [f.code for f in report.findings] == ["NPU104"]
+
+
+def kept_in_tree(tmp_path: Path, source: str, name: str = "train.py") -> list[str]:
+    """:func:`kept`, with the modules of ``tmp_path`` read as the pipeline reads them (``TreeReach``)."""
+    from npu_audit.slicing import TreeReach
+
+    reach = TreeReach(str(tmp_path.resolve()), (str(tmp_path.resolve()),))
+    result = slice_text(source, python_ast(source), (), reach, reach.exports)
+    assert result is not None
+    return [line.strip() for old, line in zip(split_lines_keepends(source), split_lines_keepends(result.text))
+            if line == old and line.strip()]
+
+
+NPU_HELPERS = (
+    "import tensorflow as tf\n\n\n"
+    "def load_data(path):\n"
+    "    return [line for line in open(path)]\n\n\n"
+    "def make_config(mode):\n"
+    "    config = tf.ConfigProto()\n"
+    "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+    "    custom_op.name = 'NpuOptimizer'\n"
+    "    custom_op.parameter_map['precision_mode'].s = tf.compat.as_bytes(mode)\n"
+    "    return config\n\n\n"
+    "def npu_config():\n"
+    "    return make_config('allow_fp32_to_fp16')\n\n\n"
+    "def call_with(fn, value):\n"
+    "    return fn(value)\n"
+)
+
+
+@pytest.mark.parametrize("style", ["from", "module"])
+def test_calls_of_a_helper_module_are_kept_only_for_its_npu_names(tmp_path, monkeypatch, style):
+    (tmp_path / "npu_helpers.py").write_text(NPU_HELPERS, encoding="utf-8")
+    prefix = "" if style == "from" else "npu_helpers."
+    source = (
+        "import tensorflow as tf\n"
+        + ("from npu_helpers import load_data, npu_config\n" if style == "from" else "import npu_helpers\n")
+        + f"rows = {prefix}load_data('train.txt')\n"
+        f"config = {prefix}npu_config()\n"
+        "print(len(rows))\n"
+    )
+    lines = kept_in_tree(tmp_path, source)
+    assert f"config = {prefix}npu_config()" in lines  # reaches the config: kept
+    assert f"rows = {prefix}load_data('train.txt')" not in lines  # the data pipeline: not read
+    report = same_both_ways(tmp_path, source, monkeypatch, force_parse=True)
+    assert "allow_fp32_to_fp16" in json.dumps(report.configs)
+
+
+def test_a_config_handed_to_a_helper_that_is_not_an_npu_name_is_kept(tmp_path, monkeypatch):
+    # remember() has no NPU code: the call matters only because it is handed the config (the helper may
+    # keep it, hand it on, or open a session with it through code the slice cannot see)
+    (tmp_path / "npu_helpers.py").write_text(NPU_HELPERS + "\n\nSEEN = []\n\n\ndef remember(value):\n"
+                                             "    SEEN.append(value)\n", encoding="utf-8")
+    source = (
+        "import tensorflow as tf\n"
+        "from npu_helpers import remember, load_data\n\n\n"
+        "def main():\n"
+        "    config = tf.ConfigProto()\n"
+        "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "    custom_op.name = 'NpuOptimizer'\n"
+        "    custom_op.parameter_map['enable_dump'].b = True\n"
+        "    rows = load_data('train.txt')\n"
+        "    remember(config)\n"
+        "    remember(rows)\n\n\n"
+        "main()\n"
+    )
+    lines = kept_in_tree(tmp_path, source)
+    assert "remember(config)" in lines
+    assert "rows = load_data('train.txt')" not in lines and "remember(rows)" not in lines
+    same_both_ways(tmp_path, source, monkeypatch)
+
+
+def test_npu_names_of_a_helper_module_include_reexports_and_flag_definitions(tmp_path):
+    from npu_audit.slicing import TreeReach
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "impl.py").write_text(NPU_HELPERS, encoding="utf-8")
+    (tmp_path / "pkg" / "__init__.py").write_text(
+        "from .impl import npu_config\n"
+        "from absl import flags\n\n\n"
+        "def define_flags():\n"
+        "    flags.DEFINE_string('precision_mode', 'allow_mix_precision', 'how to compute')\n\n\n"
+        "def session_config():\n"
+        "    return npu_config()\n\n\n"
+        "def batches(rows, size):\n"
+        "    return [rows[i:i + size] for i in range(0, len(rows), size)]\n", encoding="utf-8")
+    reach = TreeReach(str(tmp_path.resolve()), (str(tmp_path.resolve()),))
+    assert reach.exports("pkg", 0) == {"npu_config", "define_flags", "session_config"}
+    assert reach.exports("pkg.impl", 0) == {"make_config", "npu_config"}

@@ -37,6 +37,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "app-run": ("main",),  # tf.app.run(main): calls main
     "super": (),  # super(): the parent class of the method being read
 }
+#: The kinds whose calls make, fill, take or define what a config holds (not the value conversions): a
+#: helper function that makes such a call can carry NPU configuration (npu_audit.slicing.TreeReach.exports).
+CONFIG_KINDS = ("config-proto", "npurunconfig", "define-flag", "argument-parser", "session", "npu-helper",
+                "iterations-per-loop", "npu-optimizer", "app-run")
 RETURNS = ("config", "session")
 CONVERSIONS = ("str", "bytes", "int", "float", "bool", "repr")
 
@@ -77,6 +81,10 @@ class ApiModel:
     by_name: dict[str, ApiEntry]
     by_suffix: dict[str, ApiEntry]
     entries: tuple[ApiEntry, ...] = ()
+
+    def config_call_names(self) -> list[str]:
+        """The last names of the calls of :data:`CONFIG_KINDS` (``Session``, ``DEFINE_string``, ...)."""
+        return [name for entry in self.entries if entry.kind in CONFIG_KINDS for name in entry.names]
 
     def lookup(self, last: str, full: str) -> Optional[ApiEntry]:
         found = self.by_full.get(full) or self.by_name.get(last)
