@@ -17,12 +17,18 @@ pipeline uses this to parse only the files that import such a name (``pipeline._
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from npu_audit.prefilter import may_configure_npu
+from npu_audit.syntax import python_children
 from npu_audit.text import split_lines_keepends
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# An identifier (CPython reads non-ASCII ones normalised (NFKC): such a name may be spelled otherwise in
+# the source, so a word test is only a shortcut where both are ASCII)
+_WORD = re.compile(r"[^\W\d]\w*")
+_ANY: frozenset[str] = frozenset({"(any)"})  # (a statement whose words cannot be trusted: walk it)
 
 
 def bound_names(stmt: ast.stmt) -> set[str]:
@@ -40,12 +46,21 @@ def bound_names(stmt: ast.stmt) -> set[str]:
             out.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             out.update(node.names)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(python_children(node))
     return out
 
 
 def _read(stmt: ast.stmt) -> set[str]:
-    return {node.id for node in ast.walk(stmt) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
+    out: set[str] = set()
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if type(node) is ast.Name:
+            if type(node.ctx) is not ast.Store:
+                out.add(node.id)
+            continue
+        todo.extend(python_children(node))
+    return out
 
 
 def npu_exports(tree: Optional[ast.Module], text: str) -> Optional[list[str]]:
@@ -66,12 +81,22 @@ def npu_exports(tree: Optional[ast.Module], text: str) -> Optional[list[str]]:
             read[i] = _read(stmt)
             relevant |= bound[i] | (read[i] & defined)
     changed = bool(relevant)
+    words: list[Optional[frozenset[str]]] = [None] * len(statements)
     while changed:
         changed = False
         for i, stmt in enumerate(statements):
             if bound[i] <= relevant:
                 continue
             if read[i] is None:
+                # (the names a statement reads are among the words of its source: the ast is walked only
+                # for a statement whose words hold a relevant name, a few in a module)
+                found = words[i]
+                if found is None:
+                    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+                    segment = "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
+                    found = words[i] = frozenset(_WORD.findall(segment)) if segment.isascii() else _ANY
+                if found is not _ANY and not found & relevant:
+                    continue
                 read[i] = _read(stmt)
             if read[i] & relevant:
                 relevant |= bound[i]

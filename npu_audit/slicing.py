@@ -47,6 +47,7 @@ from typing import Callable, Optional, Union
 
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
+from npu_audit.syntax import python_children
 from npu_audit.text import split_lines_keepends
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
@@ -354,7 +355,7 @@ class _Builder:
                 if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                         and (func.attr in HANDLED_METHODS or func.attr in self.def_names)):
                     unit.mutated.add(func.value.id)  # x.append(...): a change the interpreter follows
-            self._walk([n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.expr)], unit)
+            self._walk([n for n in python_children(stmt) if isinstance(n, ast.expr)], unit)
 
     def _targets(self, target: ast.AST, unit: _Unit) -> None:
         if isinstance(target, ast.Name):
@@ -419,7 +420,7 @@ class _Builder:
                 unit.binds.add(node.target.id)
                 todo.append((node.value, False, into))
                 continue
-            for child in ast.iter_child_nodes(node):
+            for child in python_children(node):
                 todo.append((child, False, into))
 
     def _call(self, node: ast.Call, unit: _Unit, into, todo: list) -> None:

@@ -886,6 +886,23 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
     return module
 
 
+_AST = ast.AST
+_CONTEXT = ast.expr_context
+
+
+def python_children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of a CPython ast node, as ``ast.iter_child_nodes`` gives them but as a list, without
+    the ``Load``/``Store`` markers, and about twice as fast (the walks over whole files add up)."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend([v for v in value if isinstance(v, _AST)])
+        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+            out.append(value)
+    return out
+
+
 @lru_cache(maxsize=4)
 def python_tree(text: str) -> Optional[ast.Module]:
     """CPython's ast of ``text`` (shared by the steps that need it: one parse per text), or None when

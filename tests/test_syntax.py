@@ -184,3 +184,15 @@ def test_multiline_fstring_fields_without_trusted_positions_keep_their_values(mo
 def test_unparsable_text_raises():
     with pytest.raises(syntax.Unparsable):
         syntax.parse_module("print 'x'\n")
+
+
+def test_python_children_are_the_child_nodes_without_load_and_store_markers():
+    import ast
+
+    tree = ast.parse(SAMPLE)
+    count = 0
+    for node in ast.walk(tree):
+        expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+        assert syntax.python_children(node) == expected
+        count += 1
+    assert count > 500

@@ -1236,7 +1236,7 @@ def _names_read(node: Any, dropped: frozenset[int]) -> set[str]:
         current = todo.pop()
         if type(current) is pyast.Name:
             out.add(current.id)
-        todo.extend(child for child in pyast.iter_child_nodes(current) if id(child) not in dropped)
+        todo.extend(child for child in cst.python_children(current) if id(child) not in dropped)
     return out
 
 

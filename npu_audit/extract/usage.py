@@ -35,7 +35,7 @@ def _scan_ast(node: ast.AST, name: str, parents: list[ast.AST]) -> bool:
         return name not in node.names
     parents.append(node)
     try:
-        for child in ast.iter_child_nodes(node):
+        for child in cst.python_children(node):
             if not _scan_ast(child, name, parents):
                 return False
     finally:
