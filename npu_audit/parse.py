@@ -12,12 +12,14 @@ into one :class:`SyntaxProblem`.
   3 KB per token.)
 * **Deeply nested input.** libcst's native (Rust) parser, which the fix engine runs on the files it fixes,
   recurses without a limit and dies with SIGSEGV on ``"(" * 10000`` or a 10 000-term ``a + a + ...``; the
-  extraction walks the tree recursively too. Before parsing, :func:`parse_module` therefore runs a cheap
-  token scan (:func:`nesting_estimate`) and refuses files beyond CPython's own bracket limit (200 levels)
-  or beyond :data:`MAX_EXPRESSION_NESTING` / :data:`MAX_ELIF_CHAIN`. When the scan says a file might be
-  deep, the real depth of CPython's tree is measured (iteratively) and a file whose tree the caller's
-  remaining recursion budget cannot walk (at :data:`_FRAMES_PER_LEVEL` frames per level) is reported
-  instead of returned; raising ``sys.setrecursionlimit`` before calling raises the accepted depth.
+  extraction walks the tree recursively too. The tree is built with a depth limit: a file whose tree the
+  caller's remaining recursion budget cannot walk (at :data:`_FRAMES_PER_LEVEL` frames per level) is reported
+  instead of returned (raising ``sys.setrecursionlimit`` before calling raises the accepted depth). A cheap
+  token scan (:func:`nesting_estimate`) runs where its verdict is needed: on a text CPython rejects (files
+  beyond CPython's own bracket limit of 200 levels, or beyond :data:`MAX_EXPRESSION_NESTING` /
+  :data:`MAX_ELIF_CHAIN`, are refused in those terms), on a text long enough to pass the token budget, and
+  in the fix engine before libcst is given a text (:func:`within_parser_limits`). On the files CPython
+  accepts the scan cost a tenth of a cold run; the depth check costs next to nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "SyntaxProblem",
     "nesting_estimate",
     "parse_module",
+    "within_parser_limits",
 ]
 
 #: CPython's tokenizer refuses more than 200 nested brackets ("too many nested parentheses").
@@ -66,8 +69,6 @@ MAX_PARSE_CHARS = 4_000_000
 _FRAMES_PER_LEVEL = 4
 # Frames kept free for the caller's own machinery above the visitors.
 _FRAME_RESERVE = 150
-# Below this token-scan estimate a tree cannot be deep enough to matter; above it the tree is measured.
-_DEPTH_CHECK_THRESHOLD = 60
 
 
 @dataclass(frozen=True)
@@ -125,11 +126,6 @@ class NestingEstimate(NamedTuple):
     elif_at: int
     indent_levels: int  # deepest block nesting (indentation levels)
     tokens: int = 0  # tokens seen (comments and line breaks included): what parsing costs in memory
-
-    @property
-    def tree_depth_bound(self) -> int:
-        """A rough bound of the tree depth (used only to decide whether to measure it)."""
-        return self.expression * 3 // 2 + 2 * self.indent_levels + self.elif_chain + 5
 
 
 # Operator classes for the nesting estimate: 1 binds looser than "+", 2 is "+"/"-", 3 binds tighter
@@ -336,28 +332,66 @@ def _parse_module(source: SourceText, limits: SourceText, tree: ast.Module | Non
     whole = limits.text
     if len(whole) > MAX_PARSE_CHARS:
         return _too_large(limits, f"{len(whole):,} characters, more than the {MAX_PARSE_CHARS:,} characters")
-    estimate = _estimate_of(whole)
-    if estimate.tokens > MAX_PARSE_TOKENS:
-        return _too_large(limits, f"{estimate.tokens:,} tokens, more than the {MAX_PARSE_TOKENS:,} tokens")
-    refused = _refuse_nesting(limits, estimate)
-    if refused is not None:
-        return refused
     tree = tree if tree is not None else syntax.python_tree(text)
+    # The token scan runs only where its verdict is not known without it: CPython rejected the text (the
+    # scan's refusals say why in libcst's terms, and they come before CPython's message), or the text is
+    # long enough to hold too many tokens (a token is one character at least). A text CPython accepts is
+    # within its own bracket limit, and how deep its tree goes is checked while it is built.
+    if tree is None or len(whole) > MAX_PARSE_TOKENS:
+        refused = _refuse(limits, _estimate_of(whole))
+        if refused is not None:
+            return refused
     if tree is None:
         verdict = _cpython_verdict(text)
         if isinstance(verdict, SyntaxError):
             return _cpython_problem(source, verdict)
         return _problem(source, "could not parse: CPython's parser gave up on this file (too large or too "
                                 "deeply nested); skipped", 1, 1)
-    too_deep = _too_deep(source, tree, estimate)
-    if too_deep is not None:
-        return too_deep
+    budget = _visitable_depth()
     try:
-        return syntax.parse_module(text, tree, keep, skip)
+        return syntax.parse_module(text, tree, keep, skip, max_depth=budget)
+    except syntax.TooDeep as deep:
+        line = deep.line
+        column = _char_column(source.text, line, deep.byte_column)
+        return _problem(
+            source,
+            f"too deeply nested to analyse: the syntax tree is more than {budget} levels deep, more than the "
+            f"recursion limit ({sys.getrecursionlimit()}) lets npu-audit walk; typical of generated code; skipped",
+            line,
+            column,
+        )
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # RecursionError, MemoryError, ...
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
+
+
+def _refuse(limits: SourceText, estimate: NestingEstimate) -> SyntaxProblem | None:
+    if estimate.tokens > MAX_PARSE_TOKENS:
+        return _too_large(limits, f"{estimate.tokens:,} tokens, more than the {MAX_PARSE_TOKENS:,} tokens")
+    return _refuse_nesting(limits, estimate)
+
+
+def within_parser_limits(text: str) -> bool:
+    """Whether ``text`` is within the limits the token scan checks (tokens, bracket nesting, expression
+    nesting, elif chains): the fix engine gives libcst's native parser, which recurses without a limit and
+    dies with SIGSEGV past them, only such a text (the analysis of a text CPython accepts does not scan it:
+    it checks the depth of the statements it builds, and a slice may leave the deepest out)."""
+    if len(text) > MAX_PARSE_CHARS:
+        return False
+    estimate = nesting_estimate(text)
+    return estimate.tokens <= MAX_PARSE_TOKENS and estimate.brackets <= MAX_BRACKET_NESTING and (
+        estimate.expression <= MAX_EXPRESSION_NESTING and estimate.elif_chain <= MAX_ELIF_CHAIN)
+
+
+def _char_column(text: str, line: int, byte_column: int) -> int:
+    """1-based character column of a 0-based byte column on 1-based ``line`` of ``text``."""
+    starts = line_starts(text)
+    if not 0 < line <= len(starts):
+        return 1
+    end = starts[line] if line < len(starts) else len(text)
+    raw = text[starts[line - 1]:end].encode("utf-8", "surrogatepass")
+    return len(raw[:byte_column].decode("utf-8", "replace")) + 1
 
 
 # The last few texts estimated, by identity: a helper module read in parts (npu_audit.extract.demand) is
@@ -387,32 +421,6 @@ def _too_large(source: SourceText, what: str) -> SyntaxProblem:
         line=1,
         column=1,
     )
-
-
-def _too_deep(source: SourceText, tree: ast.AST, estimate: NestingEstimate) -> SyntaxProblem | None:
-    """A problem when the tree is deeper than the caller's remaining recursion budget lets the extraction
-    (recursive over the tree) walk; None for nearly every file (measured only when the token scan says it
-    might be deep)."""
-    if estimate.tree_depth_bound <= _DEPTH_CHECK_THRESHOLD:
-        return None
-    budget = _visitable_depth()
-    # the bound is usually 1.5 times the real depth, but can be lower for nested f-strings
-    if estimate.tree_depth_bound * 3 > budget * 2:
-        depth = _tree_depth(tree, budget)
-        if depth > budget:
-            at = estimate.expression_at
-            if estimate.elif_chain * 2 > estimate.expression and estimate.elif_at >= 0:
-                at = estimate.elif_at
-            line, column = _line_col(source.text, at) if at >= 0 else (1, 1)
-            return _problem(
-                source,
-                f"too deeply nested to analyse: the syntax tree is more than {budget} levels deep, "
-                f"more than the recursion limit ({sys.getrecursionlimit()}) lets npu-audit walk; "
-                "typical of generated code; skipped",
-                line,
-                column,
-            )
-    return None
 
 
 def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem | None:
@@ -455,21 +463,6 @@ def _visitable_depth() -> int:
         used += 1
         frame = frame.f_back
     return max(0, (sys.getrecursionlimit() - used - _FRAME_RESERVE) // _FRAMES_PER_LEVEL)
-
-
-def _tree_depth(tree: ast.AST, limit: int) -> int:
-    """Depth of CPython's tree (iteratively), stopping as soon as it exceeds ``limit``."""
-    deepest = 0
-    todo = [(tree, 1)]
-    while todo:
-        node, depth = todo.pop()
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                return deepest
-        for child in ast.iter_child_nodes(node):
-            todo.append((child, depth + 1))
-    return deepest
 
 
 # ----------------------------------------------------------------------------------------------------

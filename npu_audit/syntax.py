@@ -858,15 +858,31 @@ class Unparsable(Exception):
         self.error = error
 
 
+class TooDeep(Exception):
+    """The tree would be deeper than the ``max_depth`` given to :func:`parse_module`; ``line`` and ``column``
+    (1-based, the column in bytes) say where it got too deep."""
+
+    def __init__(self, line: int, byte_column: int, depth: int):
+        super().__init__(f"deeper than {depth} levels at line {line}")
+        self.line = line
+        self.byte_column = byte_column
+        self.depth = depth
+
+
 def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[Iterable[int]] = None,
-                 skip: Collection[int] = ()) -> Module:
+                 skip: Collection[int] = (), max_depth: Optional[int] = None) -> Module:
     """The tree of ``text`` (``tree``: CPython's ast of it, when the caller has it). Raises
     :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert.
 
     ``keep``: only these top-level statements (indices into the module's body: a part of a helper module,
     ``npu_audit.extract.demand``). ``skip``: ``id()`` of statements of ``tree``, at any depth, left out
     (the statements a relevance slice drops, ``npu_audit.slicing``). Either way the statements built are
-    the ones a text with the others blanked out would give, at the same positions, without parsing again."""
+    the ones a text with the others blanked out would give, at the same positions, without parsing again.
+
+    ``max_depth``: raise :class:`TooDeep` rather than build a tree deeper than that (counting nested
+    expressions, nested blocks, ``elif`` branches and the links of the chains built as nested nodes:
+    ``a and b and c``, implicit string concatenations, dotted names); checked as the tree is built, so it
+    costs next to nothing, and only the statements built count."""
     if tree is None:
         try:
             with warnings.catch_warnings():
@@ -875,7 +891,7 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
         except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
             raise Unparsable(exc) from exc
     source = Source(text)
-    builder = _Builder(source, frozenset(skip))
+    builder = _Builder(source, frozenset(skip), max_depth)
     body = tree.body
     if keep is not None:
         wanted = set(keep)
@@ -936,9 +952,11 @@ _FSTRING_FIELDS_PLACED = sys.version_info >= (3, 10)  # (3.9 misplaces the field
 
 
 class _Builder:
-    def __init__(self, source: Source, skip: frozenset[int] = frozenset()):
+    def __init__(self, source: Source, skip: frozenset[int] = frozenset(), max_depth: Optional[int] = None):
         self.src = source
         self.skip = skip  # ids of the ast statements left out
+        self.depth = 0  # how deep the node being built is (TooDeep past max_depth)
+        self.max_depth = max_depth if max_depth is not None else sys.maxsize
         # False while building what CPython placed wrongly (Python 3.9: the fields of a multi-line f-string):
         # no positions, and values from the ast rather than the text
         self.trusted = True
@@ -964,9 +982,17 @@ class _Builder:
         node._src = self.src
         return node
 
+    def deeper(self, levels: int, at: Any) -> None:
+        """Raise TooDeep when ``levels`` more below the current depth would pass the limit (``at``: an
+        ast node, for the place)."""
+        if self.depth + levels > self.max_depth:
+            raise TooDeep(getattr(at, "lineno", 1), getattr(at, "col_offset", 0), self.max_depth)
+
     def dotted(self, dotted: str, line: int, col: int) -> CSTNode:
         """``a.b.c`` as Name/Attribute nodes starting at (line, col)."""
         parts = dotted.split(".")
+        if self.depth + len(parts) > self.max_depth:
+            raise TooDeep(line, col, self.max_depth)
         node: CSTNode = self.name(parts[0], line, col)
         end = col + len(parts[0].encode("utf-8"))
         for part in parts[1:]:
@@ -981,6 +1007,9 @@ class _Builder:
 
     def block(self, stmts: list) -> list:
         """Statements, the simple ones grouped per line into SimpleStatementLine."""
+        if stmts:
+            self.deeper(1, stmts[0])
+        self.depth += 1
         out: list = []
         line: Optional[SimpleStatementLine] = None
         previous = None
@@ -1004,6 +1033,7 @@ class _Builder:
                 self.at(line, stmt)
                 out.append(line)
             previous = stmt
+        self.depth -= 1
         return out
 
     def _same_line(self, previous: ast.stmt, stmt: ast.stmt) -> bool:
@@ -1049,7 +1079,10 @@ class _Builder:
             inner = stmt.orelse[0]
             text = self.src.line(inner.lineno).encode("utf-8", "surrogatepass")[inner.col_offset:]
             if text.startswith(b"elif"):
+                self.deeper(1, inner)
+                self.depth += 1
                 orelse = self._if(inner)
+                self.depth -= 1
         if orelse is None:
             orelse = self.orelse(stmt.orelse)
         return self.at(If(self.expr(stmt.test), self.suite(stmt.body), orelse), stmt)
@@ -1199,8 +1232,12 @@ class _Builder:
     # expressions ---------------------------------------------------------------------------------
 
     def expr(self, node: ast.expr) -> CSTNode:
+        depth = self.depth = self.depth + 1
+        if depth > self.max_depth:
+            raise TooDeep(node.lineno, node.col_offset, self.max_depth)
         handler = _EXPRESSIONS.get(type(node))
         out = handler(self, node) if handler is not None else Other(type(node).__name__)
+        self.depth = depth - 1
         if out._pos is None:
             out._src = self.src
             if self.trusted:
@@ -1319,6 +1356,7 @@ class _Builder:
                         pieces.append((_between(lines, opened, at(token.end)), opened, at(token.end)))
         except (tokenize.TokenError, SyntaxError):
             pieces = []
+        self.deeper(len(pieces), node)  # (built right-nested: a level per part)
         line, col = node.lineno, node.col_offset
         parts: list[CSTNode] = []
         for literal, (srow, scol), (erow, ecol) in pieces:
@@ -1421,6 +1459,7 @@ class _Builder:
 
     def _boolean(self, node: ast.BoolOp) -> CSTNode:
         operator = _AND if isinstance(node.op, ast.And) else _OR
+        self.deeper(len(node.values), node)  # (built left-nested: a level per operand)
         values = [self.expr(v) for v in node.values]
         result = values[0]
         for value in values[1:-1]:

@@ -308,12 +308,14 @@ def test_keyboard_interrupt_is_not_swallowed(monkeypatch):
         parse_module(src("x = 1\n"))
 
 
-def test_internal_defects_become_problems(monkeypatch):
-    def broken(text):
+@pytest.mark.parametrize("guard", ["nesting_estimate", "_visitable_depth"])
+def test_internal_defects_become_problems(monkeypatch, guard):
+    def broken(*args):
         raise AssertionError("bug in the guard")
 
-    monkeypatch.setattr(parse, "nesting_estimate", broken)
-    assert problem("x = 1\n").message.startswith("could not parse: AssertionError")
+    monkeypatch.setattr(parse, guard, broken)
+    text = "x = 1\n" if guard == "_visitable_depth" else "x = (1\n"  # (the scan runs on what CPython rejects)
+    assert problem(text).message.startswith("could not parse: AssertionError")
 
 
 @settings(max_examples=300, deadline=None)
@@ -463,3 +465,29 @@ def test_files_above_the_character_budget_are_refused_without_scanning(monkeypat
     result = parse_module(src("x = 1\n" * 50))
     assert isinstance(result, SyntaxProblem) and result.code == "unreadable-file"
     assert "300 characters, more than the 100 characters" in result.message
+
+
+# --- depth checked as the tree is built ----------------------------------------------------------------
+
+DEEP_CHAIN = " and ".join(["ready"] * 3000)  # CPython accepts it; the tree is built left-nested
+
+
+def test_a_deep_statement_is_refused_where_it_is():
+    p = problem(f"import os\n\nx = 1\nif os.sep:\n    flag = {DEEP_CHAIN}\n")
+    assert "too deeply nested" in p.message and "recursion limit" in p.message
+    assert (p.line, p.column) == (5, 12)  # the chain, not the file's first line
+
+
+def test_a_deep_statement_the_build_leaves_out_does_not_refuse_the_file():
+    import ast
+
+    text = f"x = 1\nflag = {DEEP_CHAIN}\ny = 2\n"
+    tree = ast.parse(text)
+    module = parse_module(src(text), tree=tree, skip={id(tree.body[1])})
+    assert isinstance(module, syntax.Module) and len(module.body) == 2
+
+
+def test_the_parser_limits_the_fix_engine_checks():
+    assert parse.within_parser_limits("x = a and b\n")
+    assert not parse.within_parser_limits(f"x = {DEEP_CHAIN}\n")  # libcst's parser would overflow the stack
+    assert not parse.within_parser_limits("x = " + "(" * 300 + ")" * 300 + "\n")

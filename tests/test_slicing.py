@@ -4,6 +4,7 @@ findings, configs and fixes of a sliced analysis equal those of the whole file."
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import asdict
 from pathlib import Path
@@ -527,3 +528,30 @@ def test_npu_names_of_a_helper_module_include_reexports_and_flag_definitions(tmp
     reach = TreeReach(str(tmp_path.resolve()), (str(tmp_path.resolve()),))
     assert reach.exports("pkg", 0) == {"npu_config", "define_flags", "session_config"}
     assert reach.exports("pkg.impl", 0) == {"make_config", "npu_config"}
+
+
+def test_a_fix_in_a_file_with_deep_code_the_slice_leaves_out(tmp_path, monkeypatch):
+    # CPython accepts the chain and the slice drops it (never built), so the file is analysed; libcst's
+    # native parser dies with SIGSEGV on it, so the fix engine checks the fix with CPython alone (run in
+    # a process of its own: a crash would take pytest down with it)
+    import subprocess
+    import sys
+
+    deep = " or ".join(["ready"] * 20_000)
+    source = (
+        "import tensorflow as tf\n"
+        f"FLAG = {deep}\n"
+        "config = tf.ConfigProto()\n"
+        "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "custom_op.name = 'NpuOptimizer'\n"
+        "custom_op.parameter_map['precision_mode'].s = tf.compat.as_bytes('allow_mix_precision')\n"
+    )
+    target = tmp_path / "train.py"
+    target.write_text(source, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != ENV_OFF}
+    done = subprocess.run([sys.executable, "-m", "npu_audit", "--isolated", "--no-cache", "--fix", str(target)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    fixed = target.read_text(encoding="utf-8")
+    assert "precision_mode_v2" in fixed and "syntax-error" not in done.stdout
+    compile(fixed, "train.py", "exec")

@@ -138,8 +138,14 @@ def _valid_python(text: str, libcst_too: bool) -> bool:
 
 
 def _parses_with_libcst(text: str) -> bool:
+    """Whether libcst parses ``text`` (never tried past the token scan's limits: its native parser dies
+    with SIGSEGV on deeply nested code; then only CPython checks the fixes)."""
     import libcst
 
+    from npu_audit.parse import within_parser_limits
+
+    if not within_parser_limits(text):
+        return False
     try:
         libcst.parse_module(text)
         return True
