@@ -75,6 +75,8 @@ def resolve_module(dotted: str, level: int, from_dir: str, roots: tuple[str, ...
 
 
 _listings: dict[str, frozenset[str]] = {}
+_modules: dict[str, frozenset[str]] = {}  # folder -> _module_names (from the same listing)
+_reachable: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}  # (from_dir, roots) -> names (_may_find)
 _resolved: dict[tuple[str, int, str, tuple[str, ...]], Optional[str]] = {}
 _MAX_ENTRIES = 100_000
 
@@ -100,17 +102,57 @@ def listed_python_file(path: str) -> bool:
 
 
 def _list(folder: str) -> frozenset[str]:
-    names, state = _scan(folder)
+    names, state, modules = _scan(folder)
     if len(_listings) > _MAX_ENTRIES:
         _listings.clear()
         _states.clear()
         _missing.clear()
+        _modules.clear()
+        _reachable.clear()
     _listings[folder] = names
     _states[folder] = state
+    _modules[folder] = modules
     return names
 
 
-def _scan(folder: str) -> tuple[frozenset[str], FolderState]:
+def _module_names(folder: str) -> frozenset[str]:
+    """The names an absolute import can start with to find something in ``folder``: its ``.py`` files
+    without the suffix, and its subfolders."""
+    names = _modules.get(folder)
+    if names is None:
+        _list(folder)
+        names = _modules[folder]
+    return names
+
+
+def _searched(from_dir: str, roots: tuple[str, ...]) -> list[str]:
+    """The folders an absolute import from ``from_dir`` is looked for in, in :func:`resolve_module`'s order."""
+    out = []
+    base = from_dir
+    while base not in out:
+        out.append(base)
+        parent = os.path.dirname(base)
+        if parent == base or not inside(parent, roots):
+            break
+        base = parent
+    return out + [root for root in roots if root not in out]
+
+
+def _may_find(first: str, from_dir: str, roots: tuple[str, ...]) -> bool:
+    """Whether an absolute import whose first name is ``first`` can find a file of the tree from
+    ``from_dir``: that name is a module or a subfolder of one of the folders searched. Most imports
+    (numpy, os, tensorflow) are answered here, from one set per folder, without trying each folder."""
+    key = (from_dir, roots)
+    names = _reachable.get(key)
+    if names is None:
+        found: set[str] = set()
+        for folder in _searched(from_dir, roots):
+            found |= _module_names(folder)
+        names = _reachable[key] = frozenset(found)
+    return first in names
+
+
+def _scan(folder: str) -> tuple[frozenset[str], FolderState, frozenset[str]]:
     """The ``.py`` files of ``folder``, and its state: its stat taken before the listing, and a digest of
     the names an import can find in it (its ``.py`` files and its subfolders); None for what cannot be read."""
     try:
@@ -125,7 +167,7 @@ def _scan(folder: str) -> tuple[frozenset[str], FolderState]:
             if os.path.lexists(folder):  # (created meanwhile)
                 return _scan(folder)
         _missing.add(folder)
-        return frozenset(), (None, None)
+        return frozenset(), (None, None), frozenset()
     except OSError:
         stat: Optional[list] = None
     else:
@@ -144,9 +186,10 @@ def _scan(folder: str) -> tuple[frozenset[str], FolderState]:
                 elif _is_dir(entry):
                     names.append(name + "/")
     except OSError:
-        return frozenset(), (stat, None)
+        return frozenset(), (stat, None), frozenset()
     names.sort()
-    return frozenset(files), (stat, hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest())
+    digest = hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+    return frozenset(files), (stat, digest), frozenset(name[:-3] if name.endswith(".py") else name[:-1] for name in names)
 
 
 def folder_state(folder: str) -> FolderState:
@@ -194,6 +237,10 @@ def resolve_in_tree(dotted: str, level: int, from_dir: str, roots: tuple[str, ..
         pass
     if len(_resolved) > _MAX_ENTRIES:
         _resolved.clear()
+    first = dotted.partition(".")[0]
+    if not level and first and not _may_find(first, from_dir, roots):
+        found = _resolved[key] = None
+        return found
     found = _resolved[key] = resolve_module(dotted, level, from_dir, roots, listed_python_file)
     return found
 
@@ -211,6 +258,12 @@ def _watched(key: tuple[str, int, str, tuple[str, ...]]) -> tuple[Optional[str],
     existing folder holding it. An answer changes only when a file or folder is added, removed or renamed
     in one of them, which shows in their states (read when first listed, with the listing the answer used)."""
     known = _watches.get(key)
+    first = key[0].partition(".")[0]
+    if known is None and not key[1] and first and not _may_find(first, key[2], key[3]):
+        # (no folder searched holds the first name: each path tried would be in one of them, which
+        # exist, so those are the folders that decide the answer)
+        folders = frozenset(_existing_folder(folder) for folder in _searched(key[2], key[3]))
+        known = _watches[key] = (None, _folder_sets.setdefault(folders, folders))
     if known is None:
         tried: list[str] = []
 
@@ -273,6 +326,8 @@ def _existing_folder(folder: str) -> str:
 def forget() -> None:
     """Drop the folder listings and resolutions read so far (the tree may have changed)."""
     _listings.clear()
+    _modules.clear()
+    _reachable.clear()
     _resolved.clear()
     _existing.clear()
     _states.clear()

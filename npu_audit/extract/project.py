@@ -75,6 +75,7 @@ class Project:
         # import and only needed when the analysis really crossed into other files
         self._edges: dict[str, dict[str, str]] = {}
         self._folders: dict[Path, str] = {}  # importing file -> its real folder
+        self._real: dict[Path, Path] = {}  # path -> path.resolve() (asked again for every look-up in a module)
 
     @property
     def graph(self):
@@ -96,7 +97,7 @@ class Project:
 
         folder = self._folders.get(from_file)
         if folder is None:
-            folder = self._folders[from_file] = str(from_file.resolve().parent)
+            folder = self._folders[from_file] = str(self.real(from_file).parent)
         found = resolve_in_tree(dotted, level, folder, self._root_names)
         return Path(found) if found is not None else None
 
@@ -104,9 +105,9 @@ class Project:
 
     def load(self, file: Path, importer: Optional[Path] = None, want: Optional[str] = None) -> Optional[ModuleState]:
         """The module of ``file``, read (in part) for the name ``want`` when it is first loaded."""
-        file = file.resolve()
+        file = self.real(file)
         if importer is not None:
-            self._add_edge(str(importer.resolve()), str(file), "import")
+            self._add_edge(str(self.real(importer)), str(file), "import")
         state = self.modules.get(file)
         if state is not None:
             return state
@@ -120,6 +121,13 @@ class Project:
         state = ModuleState(display=display, file=file, module=module, raw=raw, more=more)
         self.modules[file] = state
         return state
+
+    def real(self, path: Path) -> Path:
+        """``path.resolve()``, once per path for this analysis."""
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = path.resolve()
+        return found
 
     def _add_edge(self, source: str, target: str, kind: str) -> None:
         if source != target:
