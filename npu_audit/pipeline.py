@@ -156,6 +156,7 @@ def _analyze(job: Job) -> FileReport:
         report.configs = configs_for(extraction)
     report.findings = notes + check_extraction(extraction, settings, kb, report.text)
     report.dependencies = [str(p) for p in extraction.dependencies]  # (checks may add files they looked for)
+    extraction.release()
     if not report.findings and job.source_bytes is None:
         report.text = None  # the text is only kept to show findings; clean files travel light
     return report

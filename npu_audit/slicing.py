@@ -461,11 +461,10 @@ class _Builder:
         else:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
-        if not helper and (any(isinstance(a, ast.Name) and a.id == "self" for a in node.args) or any(
-                isinstance(k.value, ast.Name) and k.value.id == "self" for k in node.keywords)):
-            unit.passes_self = True
         by_attribute = isinstance(func, ast.Attribute)
         for i, arg in enumerate(node.args):
+            if not helper and type(arg) is ast.Name and arg.id == "self":
+                unit.passes_self = True
             if helper and into is None and not isinstance(arg, ast.Starred):
                 part: tuple[set[str], set[str]] = (set(), set())
                 unit.pending.append((name, ("pos", i, by_attribute), part[0], part[1]))
@@ -473,6 +472,8 @@ class _Builder:
             else:
                 todo.append((arg, args_sink and isinstance(arg, (ast.Name, ast.Attribute)), into))
         for kw in node.keywords:
+            if not helper and type(kw.value) is ast.Name and kw.value.id == "self":
+                unit.passes_self = True
             if helper and into is None and kw.arg is not None:
                 part = (set(), set())
                 unit.pending.append((name, ("kw", kw.arg, by_attribute), part[0], part[1]))
@@ -904,6 +905,9 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     kept = [u for u in builder.units if u.level >= 0]
     besides = sum(1 for u in kept if not isinstance(u.node, (ast.Import, ast.ImportFrom)))
     dropped = frozenset(id(u.node) for u in builder.units if u.level < 0)
+    for u in builder.units:  # (units and scopes point at each other: unlinked, they are freed at once
+        u.parent = u.scope = u.body_scope = None  # rather than left to the cycle collector)
+        u.blocks = u.glue = []
     return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=len(builder.units),
                        kept=len(kept), kept_besides_imports=besides, dropped=dropped)
 

@@ -30,9 +30,15 @@ def split_lines(text: str) -> list[str]:
     return LINE_BREAK.split(text)
 
 
+# What str.splitlines also breaks lines at, besides "\n", "\r" and "\r\n" (Python source does not)
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def split_lines_keepends(text: str) -> list[str]:
     """The lines of ``text``, each with its line break; no empty line after a final line break (so
     ``lines[n - 1]`` is line ``n`` of an ``ast`` or libcst position)."""
+    if not _OTHER_BREAKS.search(text):
+        return text.splitlines(True)  # (the same lines, split in C)
     out, pos = [], 0
     for m in LINE_BREAK.finditer(text):
         out.append(text[pos:m.end()])

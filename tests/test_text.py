@@ -101,3 +101,22 @@ def test_lines_break_where_python_breaks_them(text, lines):
     starts = line_starts(text)
     assert len(starts) == len(lines)
     assert all(text[start:].startswith(line) for start, line in zip(starts, lines))
+
+
+def test_lines_break_only_where_python_source_does():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from npu_audit.text import LINE_BREAK
+
+    def reference(text: str) -> list[str]:
+        starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)]) if a < b]
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet=st.sampled_from(list("ab \t\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029")), max_size=40))
+    def same(text: str) -> None:
+        assert split_lines_keepends(text) == reference(text)
+
+    same()
+    assert split_lines_keepends("a\x0cb\r\nc\u2028d") == ["a\x0cb\r\n", "c\u2028d"]  # (str.splitlines breaks at \f)

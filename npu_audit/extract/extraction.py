@@ -34,6 +34,22 @@ class Extraction:
     def range_of(self, node) -> Optional[Range]:
         return self.ranges.get(id(node)) if node is not None else None
 
+    def release(self) -> None:
+        """Unlink what points back at itself once the extraction has been checked (a module's names hold
+        its functions, which hold the module): freed at once rather than left to the cycle collector,
+        whose walks over the trees and symbols of every file read were a tenth of an analysis."""
+        for state in self.modules.values():
+            for cls in state.classes:
+                cls.attrs.clear()  # (its methods name it as their owner)
+            state.globals.clear()
+            state.functions.clear()
+            state.classes.clear()
+            state.star_modules.clear()
+            state.flags.clear()
+            state.arguments.clear()
+            state.more = None
+        self.modules = {}
+
     def file_exists(self, path: str) -> bool:
         """Whether a file exists at ``path``. Checks ask here rather than the file system: the path becomes a
         dependency of the file's result, so the result cache reuses it only while the path still exists (or
@@ -197,6 +213,7 @@ def extract_configs(
              if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
     ranges = _compute_positions(configs, facts, modules, None if all_positions else display)
+    interp.tf2 = None  # type: ignore[assignment]  # (it points back at the interpreter)
     return Extraction(
         ranges=ranges,
         display=display,

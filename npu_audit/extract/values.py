@@ -79,9 +79,14 @@ def read_through_name(sym: Sym) -> Sym:
 
 @lru_cache(maxsize=8192)
 def _string_value(source: str) -> Any:
-    """The value of a string literal's source text (libcst's ``evaluated_value``: ``ast.literal_eval``),
-    once per distinct text: scripts repeat the same keys and values many times."""
-    return ast.literal_eval(source)
+    """The value of a string literal's source text (libcst's ``evaluated_value``), once per distinct text:
+    scripts repeat the same keys and values many times. Read from CPython's tree of the literal rather
+    than with ``ast.literal_eval``, whose nested helper functions are reference cycles left to the
+    garbage collector on every call."""
+    node = ast.parse(source, mode="eval").body
+    if type(node) is not ast.Constant or not isinstance(node.value, (str, bytes)):
+        raise ValueError(f"not a string literal: {source[:40]!r}")
+    return node.value
 
 
 def literal(node: cst.CSTNode, path: Optional[str]) -> Sym:
@@ -97,7 +102,7 @@ def literal(node: cst.CSTNode, path: Optional[str]) -> Sym:
             elif isinstance(node, cst.Float):
                 number = float(text)
             else:
-                number = ast.literal_eval(text)
+                number = complex(text.replace("_", "").replace("J", "j"))  # (an imaginary literal: 1j, 2.5J)
             return Const(number, origin="literal", node=node, path=path)
     except Exception:  # noqa: BLE001 - a literal Python itself would reject
         return UNKNOWN
