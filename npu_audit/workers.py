@@ -34,6 +34,19 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]]) -> list[t
     return out
 
 
+def _chunks(pending: list[int], workers: int) -> list[list[int]]:
+    """``pending`` cut into consecutive chunks handed to the workers in order: up to 32 items (fewer
+    round trips), smaller towards the end ("guided" scheduling: what is left is a few items per worker),
+    so that one worker does not finish a large last chunk alone while the others wait."""
+    out = []
+    k = 0
+    while k < len(pending):
+        size = max(1, min(32, (len(pending) - k) // (workers * 4)))
+        out.append(pending[k:k + size])
+        k += size
+    return out
+
+
 def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,
                    finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
                    setup: Optional[Callable[[], None]] = None) -> None:
@@ -47,8 +60,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
     pending = list(todo)
     while pending:
         states = context.Array("b", len(items), lock=False)
-        size = max(1, min(32, len(pending) // (workers * 8) or 1))
-        chunks = [pending[k:k + size] for k in range(0, len(pending), size)]
+        chunks = _chunks(pending, workers)
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
                                  initializer=_init_worker, initargs=(states, setup)) as pool:

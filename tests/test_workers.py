@@ -50,7 +50,7 @@ def _scripts(folder, count: int) -> list[Job]:
 
 
 def test_the_file_whose_worker_died_gets_an_internal_error_and_every_other_file_its_report(tmp_path, monkeypatch):
-    jobs = _scripts(tmp_path, 40)  # 40 files on 2 workers: chunks of 2, so the victim shares its chunk
+    jobs = _scripts(tmp_path, 40)  # 40 files on 2 workers: train_17.py shares a chunk of 3 (15-17)
     expected = [analyze_file(job).to_dict() for job in jobs]
     monkeypatch.setattr(pipeline, "_analyze", _killing("train_17.py"))
     seen = []
@@ -89,3 +89,15 @@ def test_the_command_line_reports_the_lost_file_and_exits_2(tmp_path, monkeypatc
     assert by_file.pop("train_03.py") == ["internal-error"]
     assert sorted(by_file) == [f"train_{n:02d}.py" for n in (0, 1, 2, 4, 5)]
     assert all("unknown-option" in names for names in by_file.values())
+
+
+def test_work_is_handed_out_in_chunks_that_shrink_towards_the_end():
+    from npu_audit.workers import _chunks
+
+    pending = list(range(5, 2005))
+    chunks = _chunks(pending, 2)
+    assert [i for chunk in chunks for i in chunk] == pending  # every item once, in order
+    sizes = [len(c) for c in chunks]
+    assert sizes[0] == 32 and max(sizes) == 32 and sizes == sorted(sizes, reverse=True)
+    assert sizes[-8:] == [1] * 8  # the last items go one by one: no worker is left with a long last chunk
+    assert _chunks([], 2) == [] and _chunks([7], 4) == [[7]]

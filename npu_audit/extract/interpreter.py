@@ -606,8 +606,8 @@ class Interpreter:
                 continue
             binding = scope[name]
             sym = binding.sym  # an imported name stays lazy until its value is used
-            key = frame.branch_key()
-            made_here = key[: len(binding.path)] == binding.path
+            path = binding.path
+            made_here = not path or frame.branch_key()[: len(path)] == path
             if not made_here and isinstance(sym, Const):
                 # assigned in a branch we are not in: one of several values
                 return Unknown(name=None, why="assigned in a branch")
