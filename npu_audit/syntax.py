@@ -32,7 +32,7 @@ from functools import lru_cache
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
 
-from npu_audit.text import LINE_BREAK
+from npu_audit.text import LINE_BREAK, line_starts
 
 Pos = tuple  # (line, byte column, end line, end byte column) as CPython's ast gives them
 
@@ -45,7 +45,7 @@ class Source:
     def __init__(self, text: str):
         self.text = text
         self.ascii = text.isascii()  # (else identifiers are read from the text: CPython NFKC-normalises them)
-        self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        self.starts = line_starts(text)
         self._lines: dict[int, Optional[bytes]] = {}
         self._indents: Optional[dict[int, str]] = None
 
@@ -111,6 +111,8 @@ class Source:
         """The offset in :attr:`text` of a position."""
         if line < 1 or line > len(self.starts):
             return len(self.text)
+        if self.ascii:  # (byte and character columns are one)
+            return min(self.starts[line - 1] + byte_column, len(self.text))
         return min(self.starts[line - 1] + self.column(line, byte_column), len(self.text))
 
 

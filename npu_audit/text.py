@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import Optional
 
 #: A line break as Python's tokenizer sees it (``\r\n`` first: it is one break).
@@ -49,8 +50,14 @@ def split_lines_keepends(text: str) -> list[str]:
 
 
 def line_starts(text: str) -> list[int]:
-    """Offset of the first character of each line (``starts[n - 1]`` for line ``n``)."""
-    return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+    """Offset of the first character of each line (``starts[n - 1]`` for line ``n``); a final line break
+    starts one more (empty) line."""
+    if _OTHER_BREAKS.search(text):
+        return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+    starts = [0, *accumulate(map(len, text.splitlines(True)))]  # (the same offsets, counted in C)
+    if text and text[-1] not in "\r\n":
+        starts.pop()  # (the end of a last line without a line break starts nothing)
+    return starts
 
 
 # ---------------------------------------------------------------------------------------------

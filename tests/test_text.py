@@ -120,3 +120,18 @@ def test_lines_break_only_where_python_source_does():
 
     same()
     assert split_lines_keepends("a\x0cb\r\nc\u2028d") == ["a\x0cb\r\n", "c\u2028d"]  # (str.splitlines breaks at \f)
+
+
+def test_line_starts_are_where_python_source_lines_start():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from npu_audit.text import LINE_BREAK, line_starts
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet=st.sampled_from(list("ab \t\r\n\v\f\x1c\x85\u2028")), max_size=40))
+    def same(text: str) -> None:
+        assert line_starts(text) == [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+
+    same()
+    assert line_starts("a\nb") == [0, 2] and line_starts("a\r\n") == [0, 3] and line_starts("") == [0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from typing import TYPE_CHECKING, Optional
 
 from npu_audit.extract.model import OptionWrite
@@ -155,22 +157,36 @@ def _python_ast_of(ctx: CheckContext, path: str):
 
 
 def _first_comparison(tree, flag: str, value: str) -> Optional[int]:
-    import ast
-
     def reads_flag(node) -> bool:
         return (isinstance(node, ast.Attribute) and node.attr == flag) or (isinstance(node, ast.Name) and node.id == flag)
 
-    def is_value(node) -> bool:
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            return any(is_value(e) for e in node.elts)
-        return isinstance(node, ast.Constant) and node.value in (value, value.encode("utf-8", "replace"))
-
-    lines = [node.lineno for node in ast.walk(tree)
-             if isinstance(node, ast.Compare) and len(node.ops) == 1
-             and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot))
-             and ((reads_flag(node.left) and is_value(node.comparators[0]))
-                  or (reads_flag(node.comparators[0]) and is_value(node.left)))]
+    lines = [node.lineno for node in _comparisons(tree)
+             if ((reads_flag(node.left) and _is_value(node.comparators[0], value))
+                 or (reads_flag(node.comparators[0]) and _is_value(node.left, value)))]
     return min(lines) if lines else None
+
+
+def _is_value(node, value: str) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_is_value(e, value) for e in node.elts)
+    return isinstance(node, ast.Constant) and node.value in (value, value.encode("utf-8", "replace"))
+
+
+_COMPARISONS: list = []  # [(tree, its comparisons)] of the last trees asked about
+
+
+def _comparisons(tree) -> list:
+    """The one-operator equality and membership comparisons of ``tree``, found in one walk per tree (the
+    checks ask once per flag-default value they place)."""
+    for known, found in _COMPARISONS:
+        if known is tree:
+            return found
+    found = [node for node in ast.walk(tree)
+             if isinstance(node, ast.Compare) and len(node.ops) == 1
+             and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot))]
+    _COMPARISONS.insert(0, (tree, found))
+    del _COMPARISONS[4:]
+    return found
 
 
 def comparison_place(ctx: CheckContext, place: tuple[str, int]) -> str:
