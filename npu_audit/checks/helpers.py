@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-
 from typing import TYPE_CHECKING, Optional
 
 from npu_audit.extract.model import OptionWrite
