@@ -14,12 +14,15 @@ only costs time):
 - **seeds**: a statement whose text holds an NPU marker (``npu_audit.prefilter``), or that names an
   API the interpreter models (``ConfigProto``, sessions, ``graph_options``/``rewrite_options``,
   ``init_resource``, the TF2 device module); flag and argparse definitions (``DEFINE_*``,
-  ``add_argument``: defaults written into options are read through them); ``app.run(main)``;
+  ``add_argument``: defaults written into options are read through them); ``app.run(main)``; a call of
+  one of the NPU names of a module of the tree (:meth:`TreeReach.exports`: a name whose code can reach
+  NPU configuration; the module's other names are called to load data or build models);
 - **forward**: a statement that uses an object built by a seed (a config, a session, a run config) in
   a way the interpreter follows: writes into it, aliases, returns or stores it, passes it to a helper
-  of the file or to an API that takes a config. Passing it as the receiver of an unmodelled method
-  (``sess.run(train_op)``) or to an unmodelled function is not such a use (the interpreter ignores
-  those calls). A helper of the file called with it gets the parameter tainted; a helper returning
+  of the file, to another name of a module of the tree that can reach NPU code (what it returns may
+  hold the config: its methods are uses), or to an API that takes a config. Passing it as the
+  receiver of an unmodelled method (``sess.run(train_op)``) or to an unmodelled function is not such a
+  use (the interpreter ignores those calls). A helper of the file called with it gets the parameter tainted; a helper returning
   it taints its call sites' targets;
 - **backward**: every statement that binds or mutates a name a kept statement reads (all of them in
   the name's scope, before or after: loops), attribute stores and class attributes of an attribute
