@@ -304,41 +304,36 @@ def nesting_estimate(text: str) -> NestingEstimate:
 # ----------------------------------------------------------------------------------------------------
 
 
-def parse_module(source: SourceText, limits: SourceText | None = None, tree: ast.Module | None = None,
-                 keep: Iterable[int] | None = None, skip: Collection[int] = ()) -> Module | SyntaxProblem:
+def parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iterable[int] | None = None,
+                 skip: Collection[int] = ()) -> Module | SyntaxProblem:
     """Parse ``source.text``; every failure (never an exception) is a :class:`SyntaxProblem`.
 
     ``tree``, ``keep``, ``skip``: CPython's ast of the text when the caller has it, and the part of it to
     build (:func:`npu_audit.syntax.parse_module`).
 
-    ``limits``: the text the size and nesting guards judge instead (the whole file when ``source`` is
-    its relevance slice, ``npu_audit.slicing``: a file is refused or accepted as a whole, and its
-    refusal points into the file). It must be at least as large and as deep as ``source``.
-
     Positions are exact (1-based lines, character columns of ``source.text``); fixes edit the original
     text at those positions.
     """
     try:
-        return _parse_module(source, limits or source, tree, keep, skip)
+        return _parse_module(source, tree, keep, skip)
     except Exception as exc:  # a defect in the guards must not stop the run
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
 
 
-def _parse_module(source: SourceText, limits: SourceText, tree: ast.Module | None = None,
-                  keep: Iterable[int] | None = None, skip: Collection[int] = ()) -> Module | SyntaxProblem:
+def _parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iterable[int] | None = None,
+                  skip: Collection[int] = ()) -> Module | SyntaxProblem:
     from npu_audit import syntax
 
     text = source.text
-    whole = limits.text
-    if len(whole) > MAX_PARSE_CHARS:
-        return _too_large(limits, f"{len(whole):,} characters, more than the {MAX_PARSE_CHARS:,} characters")
+    if len(text) > MAX_PARSE_CHARS:
+        return _too_large(source, f"{len(text):,} characters, more than the {MAX_PARSE_CHARS:,} characters")
     tree = tree if tree is not None else syntax.python_tree(text)
     # The token scan runs only where its verdict is not known without it: CPython rejected the text (the
     # scan's refusals say why in libcst's terms, and they come before CPython's message), or the text is
     # long enough to hold too many tokens (a token is one character at least). A text CPython accepts is
     # within its own bracket limit, and how deep its tree goes is checked while it is built.
-    if tree is None or len(whole) > MAX_PARSE_TOKENS:
-        refused = _refuse(limits, _estimate_of(whole))
+    if tree is None or len(text) > MAX_PARSE_TOKENS:
+        refused = _refuse(source, _estimate_of(text))
         if refused is not None:
             return refused
     if tree is None:
@@ -351,14 +346,12 @@ def _parse_module(source: SourceText, limits: SourceText, tree: ast.Module | Non
     try:
         return syntax.parse_module(text, tree, keep, skip, max_depth=budget)
     except syntax.TooDeep as deep:
-        line = deep.line
-        column = _char_column(source.text, line, deep.byte_column)
         return _problem(
             source,
             f"too deeply nested to analyse: the syntax tree is more than {budget} levels deep, more than the "
             f"recursion limit ({sys.getrecursionlimit()}) lets npu-audit walk; typical of generated code; skipped",
-            line,
-            column,
+            deep.line,
+            deep.column,
         )
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -366,10 +359,10 @@ def _parse_module(source: SourceText, limits: SourceText, tree: ast.Module | Non
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
 
 
-def _refuse(limits: SourceText, estimate: NestingEstimate) -> SyntaxProblem | None:
+def _refuse(source: SourceText, estimate: NestingEstimate) -> SyntaxProblem | None:
     if estimate.tokens > MAX_PARSE_TOKENS:
-        return _too_large(limits, f"{estimate.tokens:,} tokens, more than the {MAX_PARSE_TOKENS:,} tokens")
-    return _refuse_nesting(limits, estimate)
+        return _too_large(source, f"{estimate.tokens:,} tokens, more than the {MAX_PARSE_TOKENS:,} tokens")
+    return _refuse_nesting(source, estimate)
 
 
 def within_parser_limits(text: str) -> bool:
@@ -382,16 +375,6 @@ def within_parser_limits(text: str) -> bool:
     estimate = nesting_estimate(text)
     return estimate.tokens <= MAX_PARSE_TOKENS and estimate.brackets <= MAX_BRACKET_NESTING and (
         estimate.expression <= MAX_EXPRESSION_NESTING and estimate.elif_chain <= MAX_ELIF_CHAIN)
-
-
-def _char_column(text: str, line: int, byte_column: int) -> int:
-    """1-based character column of a 0-based byte column on 1-based ``line`` of ``text``."""
-    starts = line_starts(text)
-    if not 0 < line <= len(starts):
-        return 1
-    end = starts[line] if line < len(starts) else len(text)
-    raw = text[starts[line - 1]:end].encode("utf-8", "surrogatepass")
-    return len(raw[:byte_column].decode("utf-8", "replace")) + 1
 
 
 # The last few texts estimated, by identity: a helper module read in parts (npu_audit.extract.demand) is
@@ -514,6 +497,7 @@ def _show(token: str, limit: int = 24) -> str:
     return repr(token)
 
 
+# Characters that start no Python token (CPython says only "invalid syntax" for them).
 _NOT_A_TOKEN = frozenset("$?`!")
 _NUMBER_CHARS_RE = re.compile(r"[0-9A-Za-z_.]*")
 

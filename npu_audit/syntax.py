@@ -27,6 +27,7 @@ import re
 import sys
 import tokenize
 import warnings
+from bisect import bisect_right
 from collections.abc import Collection, Iterable
 from functools import lru_cache
 from io import StringIO
@@ -102,9 +103,7 @@ class Source:
 
     def position(self, offset: int) -> tuple[int, int]:
         """(1-based line, 0-based character column) of an offset in :attr:`text`."""
-        import bisect
-
-        line = bisect.bisect_right(self.starts, offset)
+        line = bisect_right(self.starts, offset)
         return line, offset - self.starts[line - 1]
 
     def offset(self, line: int, byte_column: int) -> int:
@@ -862,12 +861,12 @@ class Unparsable(Exception):
 
 class TooDeep(Exception):
     """The tree would be deeper than the ``max_depth`` given to :func:`parse_module`; ``line`` and ``column``
-    (1-based, the column in bytes) say where it got too deep."""
+    (1-based, the column in characters) say where it got too deep."""
 
-    def __init__(self, line: int, byte_column: int, depth: int):
+    def __init__(self, line: int, column: int, depth: int):
         super().__init__(f"deeper than {depth} levels at line {line}")
         self.line = line
-        self.byte_column = byte_column
+        self.column = column
         self.depth = depth
 
 
@@ -984,17 +983,16 @@ class _Builder:
         node._src = self.src
         return node
 
-    def deeper(self, levels: int, at: Any) -> None:
-        """Raise TooDeep when ``levels`` more below the current depth would pass the limit (``at``: an
-        ast node, for the place)."""
+    def deeper(self, levels: int, line: int, byte_column: int) -> None:
+        """Raise TooDeep (at the position given as CPython gives it) when ``levels`` more below the current
+        depth would pass the limit."""
         if self.depth + levels > self.max_depth:
-            raise TooDeep(getattr(at, "lineno", 1), getattr(at, "col_offset", 0), self.max_depth)
+            raise TooDeep(line, self.src.column(line, byte_column) + 1, self.max_depth)
 
     def dotted(self, dotted: str, line: int, col: int) -> CSTNode:
         """``a.b.c`` as Name/Attribute nodes starting at (line, col)."""
         parts = dotted.split(".")
-        if self.depth + len(parts) > self.max_depth:
-            raise TooDeep(line, col, self.max_depth)
+        self.deeper(len(parts), line, col)
         node: CSTNode = self.name(parts[0], line, col)
         end = col + len(parts[0].encode("utf-8"))
         for part in parts[1:]:
@@ -1010,7 +1008,7 @@ class _Builder:
     def block(self, stmts: list) -> list:
         """Statements, the simple ones grouped per line into SimpleStatementLine."""
         if stmts:
-            self.deeper(1, stmts[0])
+            self.deeper(1, stmts[0].lineno, stmts[0].col_offset)
         self.depth += 1
         out: list = []
         line: Optional[SimpleStatementLine] = None
@@ -1081,7 +1079,7 @@ class _Builder:
             inner = stmt.orelse[0]
             text = self.src.line(inner.lineno).encode("utf-8", "surrogatepass")[inner.col_offset:]
             if text.startswith(b"elif"):
-                self.deeper(1, inner)
+                self.deeper(1, inner.lineno, inner.col_offset)
                 self.depth += 1
                 orelse = self._if(inner)
                 self.depth -= 1
@@ -1234,9 +1232,9 @@ class _Builder:
     # expressions ---------------------------------------------------------------------------------
 
     def expr(self, node: ast.expr) -> CSTNode:
+        if self.depth >= self.max_depth:  # (inline: this runs for every expression)
+            self.deeper(1, node.lineno, node.col_offset)
         depth = self.depth = self.depth + 1
-        if depth > self.max_depth:
-            raise TooDeep(node.lineno, node.col_offset, self.max_depth)
         handler = _EXPRESSIONS.get(type(node))
         out = handler(self, node) if handler is not None else Other(type(node).__name__)
         self.depth = depth - 1
@@ -1358,7 +1356,7 @@ class _Builder:
                         pieces.append((_between(lines, opened, at(token.end)), opened, at(token.end)))
         except (tokenize.TokenError, SyntaxError):
             pieces = []
-        self.deeper(len(pieces), node)  # (built right-nested: a level per part)
+        self.deeper(len(pieces), node.lineno, node.col_offset)  # (built right-nested: a level per part)
         line, col = node.lineno, node.col_offset
         parts: list[CSTNode] = []
         for literal, (srow, scol), (erow, ecol) in pieces:
@@ -1461,7 +1459,7 @@ class _Builder:
 
     def _boolean(self, node: ast.BoolOp) -> CSTNode:
         operator = _AND if isinstance(node.op, ast.And) else _OR
-        self.deeper(len(node.values), node)  # (built left-nested: a level per operand)
+        self.deeper(len(node.values), node.lineno, node.col_offset)  # (built left-nested: a level per operand)
         values = [self.expr(v) for v in node.values]
         result = values[0]
         for value in values[1:-1]:
