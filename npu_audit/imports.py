@@ -56,19 +56,8 @@ def resolve_module(dotted: str, level: int, from_dir: str, roots: tuple[str, ...
         for _ in range(level - 1):
             base = os.path.dirname(base)
         return _candidate(base, parts, is_file, roots)
-    base = from_dir
-    seen = set()
-    while base not in seen:
-        seen.add(base)
+    for base in _searched(from_dir, roots):
         found = _candidate(base, parts, is_file, roots)
-        if found is not None:
-            return found
-        parent = os.path.dirname(base)
-        if parent == base or not inside(parent, roots):
-            break
-        base = parent
-    for root in roots:
-        found = _candidate(root, parts, is_file, roots)
         if found is not None:
             return found
     return None
@@ -76,7 +65,7 @@ def resolve_module(dotted: str, level: int, from_dir: str, roots: tuple[str, ...
 
 _listings: dict[str, frozenset[str]] = {}
 _modules: dict[str, frozenset[str]] = {}  # folder -> _module_names (from the same listing)
-_reachable: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}  # (from_dir, roots) -> names (_may_find)
+_reachable: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}  # (from_dir, roots) -> names (_found_nowhere)
 _resolved: dict[tuple[str, int, str, tuple[str, ...]], Optional[str]] = {}
 _MAX_ENTRIES = 100_000
 
@@ -126,7 +115,8 @@ def _module_names(folder: str) -> frozenset[str]:
 
 
 def _searched(from_dir: str, roots: tuple[str, ...]) -> list[str]:
-    """The folders an absolute import from ``from_dir`` is looked for in, in :func:`resolve_module`'s order."""
+    """The folders an absolute import from ``from_dir`` is looked for in, in order: ``from_dir`` and the
+    folders above it while they are inside ``roots``, then the roots."""
     out = []
     base = from_dir
     while base not in out:
@@ -138,10 +128,13 @@ def _searched(from_dir: str, roots: tuple[str, ...]) -> list[str]:
     return out + [root for root in roots if root not in out]
 
 
-def _may_find(first: str, from_dir: str, roots: tuple[str, ...]) -> bool:
-    """Whether an absolute import whose first name is ``first`` can find a file of the tree from
-    ``from_dir``: that name is a module or a subfolder of one of the folders searched. Most imports
-    (numpy, os, tensorflow) are answered here, from one set per folder, without trying each folder."""
+def _found_nowhere(dotted: str, level: int, from_dir: str, roots: tuple[str, ...]) -> bool:
+    """Whether an absolute import surely finds no file of the tree: its first name is neither a module nor
+    a subfolder of any folder it is looked for in. Most imports (numpy, os, tensorflow) are answered
+    here, from one set of names per folder, without trying two paths in each folder."""
+    first = dotted.partition(".")[0]
+    if level or not first:
+        return False
     key = (from_dir, roots)
     names = _reachable.get(key)
     if names is None:
@@ -149,7 +142,7 @@ def _may_find(first: str, from_dir: str, roots: tuple[str, ...]) -> bool:
         for folder in _searched(from_dir, roots):
             found |= _module_names(folder)
         names = _reachable[key] = frozenset(found)
-    return first in names
+    return first not in names
 
 
 def _scan(folder: str) -> tuple[frozenset[str], FolderState, frozenset[str]]:
@@ -237,11 +230,8 @@ def resolve_in_tree(dotted: str, level: int, from_dir: str, roots: tuple[str, ..
         pass
     if len(_resolved) > _MAX_ENTRIES:
         _resolved.clear()
-    first = dotted.partition(".")[0]
-    if not level and first and not _may_find(first, from_dir, roots):
-        found = _resolved[key] = None
-        return found
-    found = _resolved[key] = resolve_module(dotted, level, from_dir, roots, listed_python_file)
+    found = _resolved[key] = None if _found_nowhere(*key) else resolve_module(
+        dotted, level, from_dir, roots, listed_python_file)
     return found
 
 
@@ -258,8 +248,7 @@ def _watched(key: tuple[str, int, str, tuple[str, ...]]) -> tuple[Optional[str],
     existing folder holding it. An answer changes only when a file or folder is added, removed or renamed
     in one of them, which shows in their states (read when first listed, with the listing the answer used)."""
     known = _watches.get(key)
-    first = key[0].partition(".")[0]
-    if known is None and not key[1] and first and not _may_find(first, key[2], key[3]):
+    if known is None and _found_nowhere(*key):
         # (no folder searched holds the first name: each path tried would be in one of them, which
         # exist, so those are the folders that decide the answer)
         folders = frozenset(_existing_folder(folder) for folder in _searched(key[2], key[3]))
