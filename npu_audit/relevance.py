@@ -17,17 +17,14 @@ pipeline uses this to parse only the files that import such a name (``pipeline._
 from __future__ import annotations
 
 import ast
-import re
-from typing import Optional
+from collections.abc import Iterable
+from typing import Callable, Optional
 
 from npu_audit.prefilter import may_configure_npu
 from npu_audit.syntax import python_children
-from npu_audit.text import split_lines_keepends
+from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-# An identifier (CPython reads non-ASCII ones normalised (NFKC): such a name may be spelled otherwise in
-# the source, so a word test is only a shortcut where both are ASCII)
-_WORD = re.compile(r"[^\W\d]\w*")
 _ANY: frozenset[str] = frozenset({"(any)"})  # (a statement whose words cannot be trusted: walk it)
 
 
@@ -63,42 +60,68 @@ def _read(stmt: ast.stmt) -> set[str]:
     return out
 
 
+def statement_source(lines: list[str], stmt: ast.stmt) -> str:
+    """The source lines of a statement (``lines``: the text's, with their line breaks), decorators included."""
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+    return "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
+
+
+def carrying_names(tree: ast.Module, text: str, is_seed: Callable[[str], bool], exact: bool = True,
+                   given: Iterable[str] = ()) -> set[str]:
+    """The top-level names of a module through which NPU configuration can be reached: the names bound by
+    a statement whose source ``is_seed`` says yes to, and the module-level names it reads; the names
+    ``given``; then, until nothing changes, the names bound by a statement that reads one of those.
+
+    ``exact``: what a statement reads is the names its ast reads; else every identifier-like word of its
+    source (strings and comments too: more names count, none is missed). Either way a statement's words
+    are looked at first, and the ast walked only for one whose words name a relevant name."""
+    lines = split_lines_keepends(text)
+    statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    segments = [statement_source(lines, s) for s in statements]
+    bound = [bound_names(s) for s in statements]
+    defined = set().union(*bound) if bound else set()
+    words: list[Optional[frozenset[str]]] = [None] * len(statements)
+
+    def words_of(i: int) -> frozenset[str]:  # (_ANY: words that cannot be trusted, non-ASCII text)
+        found = words[i]
+        if found is None:
+            segment = segments[i]
+            found = words[i] = frozenset(IDENTIFIER_WORD.findall(segment)) if segment.isascii() else _ANY
+        return found
+
+    def reads(i: int) -> set[str]:
+        found = words_of(i)
+        if exact or found is _ANY:
+            read = _read(statements[i])
+            return read if exact else read | set(IDENTIFIER_WORD.findall(segments[i]))
+        return set(found)
+
+    read: list[Optional[set[str]]] = [None] * len(statements)
+    relevant: set[str] = set(given)
+    for i, segment in enumerate(segments):
+        if is_seed(segment):
+            read[i] = reads(i)
+            relevant |= bound[i] | (read[i] & defined)
+    changed = bool(relevant)
+    while changed:
+        changed = False
+        for i in range(len(statements)):
+            if bound[i] <= relevant:
+                continue
+            if read[i] is None:
+                found = words_of(i)
+                if found is not _ANY and not found & relevant:
+                    continue
+                read[i] = reads(i)
+            if read[i] & relevant:
+                relevant |= bound[i]
+                changed = True
+    return relevant
+
+
 def npu_exports(tree: Optional[ast.Module], text: str) -> Optional[list[str]]:
     """Sorted top-level names of the module that can carry NPU configuration; ``None`` when that
     cannot be told (no ``ast`` of the text), meaning: any name may."""
     if tree is None:
         return None
-    lines = split_lines_keepends(text)
-    statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
-    bound = [bound_names(s) for s in statements]
-    defined = set().union(*bound) if bound else set()
-    read: list[Optional[set[str]]] = [None] * len(statements)
-    relevant: set[str] = set()
-    for i, stmt in enumerate(statements):
-        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-        segment = "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
-        if may_configure_npu(segment.encode("utf-8", "surrogatepass")):
-            read[i] = _read(stmt)
-            relevant |= bound[i] | (read[i] & defined)
-    changed = bool(relevant)
-    words: list[Optional[frozenset[str]]] = [None] * len(statements)
-    while changed:
-        changed = False
-        for i, stmt in enumerate(statements):
-            if bound[i] <= relevant:
-                continue
-            if read[i] is None:
-                # (the names a statement reads are among the words of its source: the ast is walked only
-                # for a statement whose words hold a relevant name, a few in a module)
-                found = words[i]
-                if found is None:
-                    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-                    segment = "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
-                    found = words[i] = frozenset(_WORD.findall(segment)) if segment.isascii() else _ANY
-                if found is not _ANY and not found & relevant:
-                    continue
-                read[i] = _read(stmt)
-            if read[i] & relevant:
-                relevant |= bound[i]
-                changed = True
-    return sorted(relevant)
+    return sorted(carrying_names(tree, text, lambda segment: may_configure_npu(segment.encode("utf-8", "surrogatepass"))))

@@ -51,7 +51,7 @@ from typing import Callable, Optional, Union
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
 from npu_audit.syntax import python_children
-from npu_audit.text import split_lines_keepends
+from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
 
@@ -81,7 +81,6 @@ HANDLED_METHODS = frozenset({
     "rstrip", "replace", "format", "join", "encode", "decode", "title", "capitalize",
 })
 
-_WORD = re.compile(r"[^\W\d]\w*")
 MARKER_TEXT_RE = re.compile("|".join(re.escape(m.decode("ascii")) for m in sorted(NPU_MARKERS, key=len, reverse=True)))
 _BUILTINS = frozenset(dir(__import__("builtins")))
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -1013,7 +1012,7 @@ class TreeReach:
         return self._exported[key]
 
     def _exports_of(self, path: str) -> Optional[frozenset[str]]:
-        from npu_audit.relevance import bound_names
+        from npu_audit.relevance import carrying_names
         from npu_audit.source import ReadProblem, read_source
         from npu_audit.syntax import python_tree
 
@@ -1027,26 +1026,11 @@ class TreeReach:
         _seeds, helpers, star = _imports(tree, frozenset(), there)
         if star:
             return None  # (a star import of such a module: any name may be one of its)
-        carriers = set(helpers)
-        lines = split_lines_keepends(source.text)
-        statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
-        bound = [bound_names(s) for s in statements]
-        defined = set().union(*bound) if bound else set()
-        words: list[frozenset[str]] = []
-        relevant = set(carriers)
-        for i, stmt in enumerate(statements):
-            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-            segment = "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
-            found = frozenset(_WORD.findall(segment))
-            words.append(found)
-            if found & self.identifiers or found & carriers or MARKER_TEXT_RE.search(segment):
-                relevant |= bound[i] | (found & defined)
-        changed = True
-        while changed:
-            changed = False
-            for i in range(len(statements)):
-                if not bound[i] <= relevant and words[i] & relevant:
-                    relevant |= bound[i]
-                    changed = True
-        return frozenset(relevant)
+        carriers = frozenset(helpers)
+        wanted = self.identifiers | carriers
+
+        def is_seed(segment: str) -> bool:
+            return bool(wanted.intersection(IDENTIFIER_WORD.findall(segment))) or bool(MARKER_TEXT_RE.search(segment))
+
+        return frozenset(carrying_names(tree, source.text, is_seed, exact=False, given=carriers))
 

@@ -31,6 +31,10 @@ def split_lines(text: str) -> list[str]:
     return LINE_BREAK.split(text)
 
 
+#: An identifier-like word. CPython reads non-ASCII identifiers normalised (NFKC), so in non-ASCII text a
+#: name may be spelled otherwise than the ast holds it: a word test is exact only where both are ASCII.
+IDENTIFIER_WORD = re.compile(r"[^\W\d]\w*")
+
 # What str.splitlines also breaks lines at, besides "\n", "\r" and "\r\n" (Python source does not)
 _OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 

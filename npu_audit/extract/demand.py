@@ -24,13 +24,11 @@ end (before that, a definition further down is not bound yet, whole or in parts)
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
-from npu_audit.text import split_lines_keepends
+from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _names_of(stmt: ast.stmt) -> frozenset[str]:
@@ -96,7 +94,7 @@ class HelperText:
             first, last = self.spans[i]
             segment = "".join(self.lines[first - 1: last])
             if segment.isascii():
-                found = frozenset(_WORD.findall(segment))
+                found = frozenset(IDENTIFIER_WORD.findall(segment))
             else:
                 found = _names_of(self._statements[i])
             self._reads[i] = found

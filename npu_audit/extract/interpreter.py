@@ -1198,6 +1198,7 @@ def _npu_relevant_definitions(module: cst.Module, text: str, whole: Any = None,
 
     from npu_audit.extract.positions import python_ast
     from npu_audit.prefilter import may_configure_npu
+    from npu_audit.relevance import statement_source
 
     tree = whole if whole is not None else python_ast(text)
     if tree is None:
@@ -1210,9 +1211,7 @@ def _npu_relevant_definitions(module: cst.Module, text: str, whole: Any = None,
     lines = split_lines_keepends(text)
     relevant = set()
     for a in ast_defs:
-        first = min([a.lineno] + [d.lineno for d in a.decorator_list])
-        segment = "".join(lines[first - 1: a.end_lineno or a.lineno])
-        if may_configure_npu(segment.encode("utf-8", "surrogatepass")):
+        if may_configure_npu(statement_source(lines, a).encode("utf-8", "surrogatepass")):
             relevant.add(a.name)
     if relevant:
         calls = {a.name: _names_read(a, dropped) for a in ast_defs if a.name not in relevant}
@@ -1266,9 +1265,8 @@ _STATEMENTS: dict[type, Callable[[Interpreter, Any, Frame], None]] = {
     cst.With: Interpreter._exec_with,
     cst.FunctionDef: Interpreter._exec_def,
     cst.ClassDef: Interpreter.exec_class,
+    cst.Match: Interpreter._exec_match,
 }
-if hasattr(cst, "Match"):
-    _STATEMENTS[cst.Match] = Interpreter._exec_match
 
 _SMALL_STATEMENTS: dict[type, Callable[[Interpreter, Any, cst.SimpleStatementLine, Frame], None]] = {
     cst.Assign: Interpreter._exec_assign,
