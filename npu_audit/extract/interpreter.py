@@ -587,8 +587,16 @@ class Interpreter:
                 continue
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             frame.module.aliases[local] = f"{'.' * level}{dotted}.{name}" if dotted else f"{'.' * level}{name}"
-            if ref.file is not None:
+            if ref.file is not None and ref.file != str(frame.module.file):
                 self.bind(local, LazyName(module=ref, name=name), frame)
+            elif ref.file is not None:
+                # a package importing from itself (``from . import files`` in its __init__): the name bound
+                # there so far, else its submodule (a name looked up in the module it is bound in would
+                # name itself)
+                here = frame.module.globals.get(name)
+                sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame) if here is None else None
+                self.bind(local, here.sym if here is not None else sub if sub is not None and sub.file
+                          else Unknown(name=local, why="imported"), frame)
             else:
                 sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame)
                 self.bind(local, sub if sub.file else Unknown(name=local, why="imported"), frame)
@@ -631,16 +639,24 @@ class Interpreter:
         return values.read_through_name(self._resolve_lazy(sym, frame))
 
     def _resolve_lazy(self, sym: Sym, frame: Frame) -> Sym:
-        if isinstance(sym, LazyName):
-            state = self.load_module(sym.module, frame.module, sym.name)
+        """What an imported name is bound to, following re-exports (``from a import x`` where ``a`` has
+        ``from b import x``); a chain that comes back to a name already followed is unknown (two modules
+        importing a name from each other: Python raises ImportError)."""
+        seen: set[int] = set()
+        importer = frame.module
+        while isinstance(sym, LazyName):
+            if id(sym) in seen:
+                return Unknown(name=sym.name)
+            seen.add(id(sym))
+            state = self.load_module(sym.module, importer, sym.name)
             if state is None:
                 return Unknown(name=sym.name)
-            if sym.name in state.globals:
-                return self._resolve_lazy(state.globals[sym.name].sym, Frame(module=state, locals=None))
-            sub = self.project.resolve(sym.name, 1, state.file) if state.file.name == "__init__.py" else None
-            if sub is not None:
-                return ModuleRef(name=sym.name, file=str(sub))
-            return Unknown(name=sym.name)
+            if sym.name not in state.globals:
+                sub = self.project.resolve(sym.name, 1, state.file) if state.file.name == "__init__.py" else None
+                if sub is not None:
+                    return ModuleRef(name=sym.name, file=str(sub))
+                return Unknown(name=sym.name)
+            sym, importer = state.globals[sym.name].sym, state
         return sym
 
     def module_attr(self, ref: ModuleRef, name: str, frame: Frame) -> Sym:
