@@ -85,6 +85,10 @@ MARKER_TEXT_RE = re.compile("|".join(re.escape(m.decode("ascii")) for m in sorte
 _BUILTINS = frozenset(dir(__import__("builtins")))
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# statements with blocks of statements (the others are read by _Builder._simple)
+_COMPOUND = frozenset(_DEFS + (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)
+                      + tuple(getattr(ast, n) for n in ("TryStar", "Match") if hasattr(ast, n)))
+_NAME, _ATTRIBUTE, _CALL, _CONSTANT, _NAMED_EXPR = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.NamedExpr
 
 
 def _statements(body: list[ast.stmt]):
@@ -170,8 +174,8 @@ class _Unit:
         self.node = node
         self.parent = parent
         self.scope = scope
-        decorators = getattr(node, "decorator_list", ())
-        self.first = min([node.lineno] + [d.lineno for d in decorators])
+        decorators = getattr(node, "decorator_list", None)
+        self.first = min([node.lineno] + [d.lineno for d in decorators]) if decorators else node.lineno
         self.last = node.end_lineno or node.lineno
         self.blocks: list[list[_Unit]] = []
         self.level = -1  # -1 dropped; 0 kept for control flow; 1 reads needed; 2 value needed too
@@ -245,7 +249,9 @@ class _Builder:
         unit = _Unit(stmt, parent, scope)
         self.units.append(unit)
         header: list[ast.AST] = []
-        if isinstance(stmt, _FUNCS):
+        if type(stmt) not in _COMPOUND:
+            self._simple(stmt, unit)
+        elif isinstance(stmt, _FUNCS):
             header = list(stmt.decorator_list) + list(stmt.args.defaults) + [d for d in stmt.args.kw_defaults if d]
             unit.binds.add(stmt.name)
             inner = _Scope("function", scope, unit)
@@ -325,10 +331,13 @@ class _Builder:
 
     def _simple(self, stmt: ast.stmt, unit: _Unit) -> None:
         scope = unit.scope
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
+        kind = type(stmt)
+        if kind is ast.Assign:
+            for target in stmt.targets:  # type: ignore[attr-defined]
                 self._targets(target, unit)
-            self._walk([stmt.value], unit)
+            self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
+        elif kind is ast.Expr and type(stmt.value) is not _CALL:  # type: ignore[attr-defined]
+            self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.AugAssign):
             self._targets(stmt.target, unit)
             self._walk([stmt.target, stmt.value], unit)
@@ -394,40 +403,47 @@ class _Builder:
         attributes) of a helper call's argument, collected apart (needed only if the helper reads it)."""
         todo: list[tuple[ast.AST, bool, Optional[tuple[set[str], set[str]]]]] = [(node, sink, into)]
         mentions = unit.mentions
+        pop, push = todo.pop, todo.append
         while todo:
-            node, sink, into = todo.pop()
-            if isinstance(node, ast.Name):
-                mentions.add(node.id)
+            node, sink, into = pop()
+            kind = type(node)
+            if kind is _NAME:
+                name = node.id  # type: ignore[attr-defined]
+                mentions.add(name)
                 if into is not None:
-                    into[0].add(node.id)
+                    into[0].add(name)
                 else:
-                    unit.reads.add(node.id)
+                    unit.reads.add(name)
                 if not sink:
-                    unit.uses.add(node.id)
-                continue
-            if isinstance(node, ast.Attribute):
-                mentions.add(node.attr)
+                    unit.uses.add(name)
+            elif kind is _ATTRIBUTE:
+                attr = node.attr  # type: ignore[attr-defined]
+                mentions.add(attr)
                 if into is not None:
-                    into[1].add(node.attr)
+                    into[1].add(attr)
                 else:
-                    unit.attr_reads.add(node.attr)
-                if isinstance(node.value, ast.Name) and not sink:
-                    unit.attr_uses.add(node.attr)
-                todo.append((node.value, sink and isinstance(node.value, (ast.Name, ast.Attribute)), into))
+                    unit.attr_reads.add(attr)
+                value = node.value  # type: ignore[attr-defined]
+                of = type(value)
+                if of is _NAME and not sink:
+                    unit.attr_uses.add(attr)
+                push((value, sink and (of is _NAME or of is _ATTRIBUTE), into))
+            elif kind is _CALL:
+                self._call(node, unit, into, todo)  # type: ignore[arg-type]
+            elif kind is _CONSTANT:
                 continue
-            if isinstance(node, ast.Call):
-                self._call(node, unit, into, todo)
-                continue
-            if isinstance(node, ast.NamedExpr):
-                unit.binds.add(node.target.id)
-                todo.append((node.value, False, into))
-                continue
-            for child in python_children(node):
-                todo.append((child, False, into))
+            elif kind is _NAMED_EXPR:
+                unit.binds.add(node.target.id)  # type: ignore[attr-defined]
+                push((node.value, False, into))  # type: ignore[attr-defined]
+            else:
+                for child in python_children(node):
+                    push((child, False, into))
 
     def _call(self, node: ast.Call, unit: _Unit, into, todo: list) -> None:
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        of = type(func)
+        by_attribute = of is _ATTRIBUTE
+        name = func.attr if by_attribute else func.id if of is _NAME else ""  # type: ignore[attr-defined]
         if name in DEFINITION_CALLS:
             unit.seed = unit.seed or "definition"
         elif name == "run" and isinstance(func, ast.Attribute) and (
@@ -438,10 +454,10 @@ class _Builder:
         if helper:
             unit.calls.add(name)
         root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
+        while type(root) is _ATTRIBUTE:
+            root = root.value  # type: ignore[attr-defined]
         consumer = False
-        if isinstance(root, ast.Name):
+        if type(root) is _NAME:
             if root.id in self.helpers:
                 if _carries_npu(self.helpers[root.id], func, root):
                     unit.seed = "config"  # a helper of another module of the tree: it may build or fill a config
@@ -450,20 +466,20 @@ class _Builder:
                     consumer = unit.helper_consumer = True
             elif self.star_helpers and not helper and root.id not in _BUILTINS:
                 unit.star_calls.add(root.id)
-        if isinstance(func, ast.Attribute):
+        if by_attribute:
             opaque = name not in HANDLED_METHODS and not helper
-            if opaque and root is not func and isinstance(root, ast.Name):
+            if opaque and root is not func and type(root) is _NAME:
                 unit.receivers.add(root.id)
             unit.mentions.add(name)
             if into is not None:
                 into[1].add(name)
             else:
                 unit.attr_reads.add(name)
-            todo.append((func.value, opaque and isinstance(func.value, (ast.Name, ast.Attribute)), into))
+            base = func.value  # type: ignore[attr-defined]
+            todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
         else:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
-        by_attribute = isinstance(func, ast.Attribute)
         for i, arg in enumerate(node.args):
             if not helper and type(arg) is ast.Name and arg.id == "self":
                 unit.passes_self = True
@@ -532,42 +548,52 @@ class _Slicer:
         return self.module if name in unit.scope.globals else unit.scope
 
     def _index(self) -> None:
+        # (locals and one resolution per scope and name: this loop visits every statement of the file)
+        resolved: dict[tuple[int, str], Optional[_Scope]] = {}
+        resolve = self.resolve
+        binders, mutators, readers = self.binders, self.mutators, self.readers
+        attr_readers, receiver_readers, attr_stores = self.attr_readers, self.receiver_readers, self.attr_stores
+        mention_sites, call_sites, class_binders = self.mention_sites, self.call_sites, self.class_binders
+        def_names = self.b.def_names
+        module = self.module
         for u in self.b.units:
+            scope = u.scope
+            sid = id(scope)
             if u.body_scope is not None:
                 self._scopes[id(u.body_scope)] = u.body_scope
                 self.defs.setdefault(u.node.name, []).append(u)  # type: ignore[attr-defined]
-            for name in u.binds:
-                self.binders.setdefault((id(self._bind_scope(u, name)), name), []).append(u)
-                if u.scope.kind == "class":
-                    self.class_binders.setdefault(name, []).append(u)
-            for name in u.mutated:
-                s = self.resolve(u.scope, name)
-                if s is not None:
-                    self.mutators.setdefault((id(s), name), []).append(u)
-            for name in u.uses:
-                s = self.resolve(u.scope, name)
-                if s is not None:
-                    self.readers.setdefault((id(s), name), []).append(u)
+            if u.binds:
+                in_class = scope.kind == "class"
+                for name in u.binds:
+                    binders.setdefault((id(module if name in scope.globals else scope), name), []).append(u)
+                    if in_class:
+                        class_binders.setdefault(name, []).append(u)
+            for table, names in ((mutators, u.mutated), (readers, u.uses), (receiver_readers, u.receivers)):
+                for name in names:
+                    key = (sid, name)
+                    if key in resolved:
+                        s = resolved[key]
+                    else:
+                        s = resolved[key] = resolve(scope, name)
+                    if s is not None:
+                        table.setdefault((id(s), name), []).append(u)
             for _callee, _slot, names, _attrs in u.pending:
                 for name in names:
-                    s = self.resolve(u.scope, name)
+                    s = resolve(scope, name)
                     if s is not None:
-                        self.readers.setdefault((id(s), name), []).append(u)
+                        readers.setdefault((id(s), name), []).append(u)
             for attr in u.attr_uses:
-                self.attr_readers.setdefault(attr, []).append(u)
-            for name in u.receivers:
-                s = self.resolve(u.scope, name)
-                if s is not None:
-                    self.receiver_readers.setdefault((id(s), name), []).append(u)
-            if u.passes_self and u.scope.kind == "function" and u.scope.parent is not None \
-                    and u.scope.parent.kind == "class" and u.scope.parent.unit is not None:
-                self.self_passers.setdefault(id(u.scope.parent.unit), []).append(u)
+                attr_readers.setdefault(attr, []).append(u)
+            if u.passes_self and scope.kind == "function" and scope.parent is not None \
+                    and scope.parent.kind == "class" and scope.parent.unit is not None:
+                self.self_passers.setdefault(id(scope.parent.unit), []).append(u)
             for attr in u.attr_stores:
-                self.attr_stores.setdefault(attr, []).append(u)
-            for name in u.mentions & self.b.def_names:
-                self.mention_sites.setdefault(name, []).append(u)
+                attr_stores.setdefault(attr, []).append(u)
+            if def_names:
+                for name in u.mentions & def_names:
+                    mention_sites.setdefault(name, []).append(u)
             for name in u.calls:
-                self.call_sites.setdefault(name, []).append(u)
+                call_sites.setdefault(name, []).append(u)
 
     # -- the fixed point -------------------------------------------------------------------------
 
