@@ -22,7 +22,11 @@ only costs time):
   of the file, to another name of a module of the tree that can reach NPU code (what it returns may
   hold the config: its methods are uses), or to an API that takes a config. Passing it as the
   receiver of an unmodelled method (``sess.run(train_op)``) or to an unmodelled function is not such a
-  use (the interpreter ignores those calls). A helper of the file called with it gets the parameter tainted; a helper returning
+  use (the interpreter ignores those calls). A name bound to a session a statement opens
+  (``with tf.Session(config=c) as sess``) is not followed forward at all: the session's NPU options were
+  fixed when it opened, so handing it to a helper that runs the model (with the data that helper is
+  given) changes nothing; a call that uses it for NPU code (``set_iteration_per_loop(sess, ...)``) is a
+  seed and keeps it. A helper of the file called with it gets the parameter tainted; a helper returning
   it taints its call sites' targets;
 - **backward**: every statement that binds or mutates a name a kept statement reads (all of them in
   the name's scope, before or after: loops), attribute stores and class attributes of an attribute
@@ -107,6 +111,25 @@ def _statements(body: list[ast.stmt]):
             todo.extend(reversed(case.body))
 
 
+# Calls that open a session (rules/tf_api.toml, kind "session").
+SESSION_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "SingularMonitoredSession"})
+
+
+def _opens_session(value: ast.expr) -> bool:
+    """Whether ``value`` is a call that opens a TensorFlow session (``tf.compat.v1.Session(config=c)``).
+
+    A name bound to one is not followed forward like a config: the session's NPU options are those of the
+    config it was opened with, fixed then, and nothing done with the session afterwards (``sess.run``,
+    handing it to a helper that runs the model) changes them. What the interpreter does with a session
+    that matters is kept by other rules: opening it (a seed, with its config), ``set_iteration_per_loop``
+    (an NPU marker, a seed that reads the session), and an attribute or name a kept statement reads."""
+    if type(value) is not _CALL:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    name = func.attr if type(func) is _ATTRIBUTE else func.id if type(func) is _NAME else ""
+    return name in SESSION_CALLS
+
+
 def _marker_lines(lines: list[str]) -> list[int]:
     """Numbers of the lines holding an NPU marker (``prefilter.NPU_MARKERS``: one identifier each, never
     split over lines), from one search of the whole text."""
@@ -168,7 +191,7 @@ class _Unit:
     __slots__ = ("node", "parent", "scope", "first", "last", "blocks", "level", "reads", "attr_reads", "pending",
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
                  "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self",
-                 "helper_call", "helper_consumer")
+                 "helper_call", "helper_consumer", "sessions")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
         self.node = node
@@ -199,6 +222,7 @@ class _Unit:
         self.passes_self = False  # passes `self` to a callee not of this file (which may call its methods back)
         self.helper_call = False  # calls into a module of the tree that can reach NPU code
         self.helper_consumer = False  # calls a name of such a module that is not one of its exports
+        self.sessions: Optional[set[str]] = None  # names it binds to a session it opens (``sess = tf.Session(...)``)
 
 
 class _Builder:
@@ -296,6 +320,8 @@ class _Builder:
             for item in stmt.items:
                 if item.optional_vars is not None:
                     self._targets(item.optional_vars, unit)
+                    if type(item.optional_vars) is _NAME and _opens_session(item.context_expr):
+                        unit.sessions = (unit.sessions or set()) | {item.optional_vars.id}
             unit.blocks = [self.block(stmt.body, unit, scope)]
         elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             self._walk([h.type for h in stmt.handlers if h.type is not None], unit)
@@ -336,6 +362,8 @@ class _Builder:
             for target in stmt.targets:  # type: ignore[attr-defined]
                 self._targets(target, unit)
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
+            if _opens_session(stmt.value) and all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
+                unit.sessions = {t.id for t in stmt.targets}  # type: ignore[attr-defined]
         elif kind is ast.Expr and type(stmt.value) is not _CALL:  # type: ignore[attr-defined]
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.AugAssign):
@@ -762,6 +790,8 @@ class _Slicer:
         push = self.tasks.append
         self.keep(u, 2)
         for name in u.binds:
+            if u.sessions is not None and name in u.sessions:
+                continue  # a session: its NPU options were fixed when it opened (see _opens_session)
             push((self.taint, (self._bind_scope(u, name), name)))
         for attr in u.attr_stores:
             push((self.taint_attr, (attr,)))

@@ -920,10 +920,12 @@ def python_children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=16)
 def python_tree(text: str) -> Optional[ast.Module]:
     """CPython's ast of ``text`` (shared by the steps that need it: one parse per text), or None when
-    CPython rejects it. The tree is shared: callers must not change it."""
+    CPython rejects it. The tree is shared: callers must not change it. (16 texts: the slice reads the
+    NPU names of the helpers a script imports, and the analysis reads the same helpers soon after; with 4,
+    a helper's text was parsed twice for one in six helper parses on the real tree.)"""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -210,6 +210,61 @@ def test_config_passed_to_a_session_in_another_function(tmp_path, monkeypatch):
     assert "set_iteration_per_loop" in json.dumps(report.configs)  # the fact reached the config
 
 
+SESSION_HANDED_ON = '''\
+import tensorflow as tf
+from npu_bridge.estimator.npu import util
+
+
+def load_data(path):
+    records = [line.split(",") for line in open(path)]
+    return tf.data.Dataset.from_tensor_slices(records)
+
+
+def fit(session, dataset, epochs):
+    iterator = dataset.make_one_shot_iterator()
+    for epoch in range(epochs):
+        session.run(iterator.get_next())
+
+
+def loop_on_device(session, op):
+    return util.set_iteration_per_loop(session, op, 100)
+
+
+def main():
+    config = tf.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["iterations_per_loop"].i = 10
+    dataset = load_data("train.csv")
+    train_op = tf.no_op()
+    with tf.Session(config=config) as sess:
+        fit(sess, dataset, 3)
+        train_op = loop_on_device(sess, train_op)
+        sess.run(train_op)
+    other = tf.Session(config=config)
+    fit(other, dataset, 1)
+
+
+main()
+'''
+
+
+def test_a_session_handed_on_keeps_only_what_can_reach_npu_code(tmp_path, monkeypatch):
+    # a session's NPU options are fixed when it opens: helpers that merely run it (and the data they are
+    # given) cannot change them and are left out; a helper that calls an NPU API with it is kept, with the
+    # session it is given
+    lines = kept(SESSION_HANDED_ON)
+    for line in ("with tf.Session(config=config) as sess:", "train_op = loop_on_device(sess, train_op)",
+                 "return util.set_iteration_per_loop(session, op, 100)", "other = tf.Session(config=config)"):
+        assert line in lines
+    for line in ('dataset = load_data("train.csv")', "fit(sess, dataset, 3)", "fit(other, dataset, 1)",
+                 "def fit(session, dataset, epochs):", "def load_data(path):"):
+        assert line not in lines
+    report = same_both_ways(tmp_path, SESSION_HANDED_ON, monkeypatch)
+    assert [(f.code, f.line) for f in report.findings if f.name == "inconsistent-with-code"] == [("NPU402", 24)], \
+        findings(report)
+
+
 VALUE_FROM_A_LOOP = '''\
 import tensorflow as tf
 
