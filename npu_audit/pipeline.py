@@ -183,8 +183,12 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = 
     calls = api.config_call_names() if api is not None else []
     reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,),
                                 identifiers=identifiers + calls)
+    from npu_audit.extract.values import STR_METHODS
+
     tree = python_ast(source.text)
-    result = slicing.slice_text(source.text, tree, identifiers, reaches, reaches.exports)
+    modelled = ((api.modelled_call_names() if api is not None else frozenset()) | STR_METHODS
+                | frozenset(tf2.open if tf2 is not None else ()))
+    result = slicing.slice_text(source.text, tree, identifiers, reaches, reaches.exports, modelled)
     if drop_if_idle and result is not None and not result.kept_besides_imports:
         return None
     if result is None or not result.blanked:

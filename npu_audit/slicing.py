@@ -32,7 +32,10 @@ only costs time):
   the name's scope, before or after: loops), attribute stores and class attributes of an attribute
   a kept statement reads (``self.mode``), the return statements of a helper whose value a kept
   statement uses, and the arguments of a kept call of a helper for the parameters the helper's kept
-  statements read;
+  statements read; not what is read only by an argument, calling nothing itself, of a call through a
+  name that only imports from outside the tree bind (``tf.layers.dense(features, units)``,
+  ``np.mean(losses)``) when the interpreter models no call of that name: it reads no code behind such
+  a call, whose value is unknown whatever its arguments;
 - **context**: the headers of the compound statements around a kept statement (their tests, loops
   and ``with`` items, with their dependencies: guards matter), every clause of a kept ``if``/``try``
   (so "has an else" stays true; an emptied block gets a ``pass``), the call sites of a function or
@@ -191,7 +194,7 @@ class _Unit:
     __slots__ = ("node", "parent", "scope", "first", "last", "blocks", "level", "reads", "attr_reads", "pending",
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
                  "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self",
-                 "helper_call", "helper_consumer", "sessions")
+                 "helper_call", "helper_consumer", "sessions", "external", "external_args")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
         self.node = node
@@ -223,14 +226,22 @@ class _Unit:
         self.helper_call = False  # calls into a module of the tree that can reach NPU code
         self.helper_consumer = False  # calls a name of such a module that is not one of its exports
         self.sessions: Optional[set[str]] = None  # names it binds to a session it opens (``sess = tf.Session(...)``)
+        self.external: Optional[set[str]] = None  # an import: the names it binds to modules outside the tree
+        # arguments of calls into such a module that the interpreter does not model: (the name the callee is
+        # reached through, names, attributes), needed only if that name is not such an import after all
+        self.external_args: Optional[list[tuple[str, set[str], set[str]]]] = None
 
 
 class _Builder:
     """Walks the ast once: units, scopes and what each statement reads, binds and uses."""
 
     def __init__(self, tree: ast.Module, lines: list[str], identifiers: frozenset[str],
-                 helpers: Optional[dict[str, HelperUse]] = None, star_helpers: bool = False):
+                 helpers: Optional[dict[str, HelperUse]] = None, star_helpers: bool = False,
+                 in_tree: Optional[Callable[[str, int], bool]] = None, modelled: frozenset[str] = frozenset()):
         self.lines = lines
+        # whether an import names a file of the analysed tree (None: not known, every import may)
+        self.in_tree = in_tree
+        self.modelled = modelled  # names of the calls the interpreter models (their arguments count)
         self.identifiers = identifiers
         # local names imported from modules of the tree that can reach NPU code, with what of them does
         self.helpers: dict[str, HelperUse] = helpers or {}
@@ -377,6 +388,8 @@ class _Builder:
             for alias in stmt.names:
                 if alias.name != "*":
                     unit.binds.add(alias.asname or alias.name.split(".")[0])
+            if self.in_tree is not None:
+                unit.external = self._external_imports(stmt)
         elif isinstance(stmt, ast.Global):
             scope.globals.update(stmt.names)
             scope.declarations.append(unit)
@@ -395,6 +408,23 @@ class _Builder:
                         and (func.attr in HANDLED_METHODS or func.attr in self.def_names)):
                     unit.mutated.add(func.value.id)  # x.append(...): a change the interpreter follows
             self._walk([n for n in python_children(stmt) if isinstance(n, ast.expr)], unit)
+
+    def _external_imports(self, stmt: Union[ast.Import, ast.ImportFrom]) -> set[str]:
+        """The names ``stmt`` binds to a module that is no file of the analysed tree (``import tensorflow
+        as tf``, ``from numpy import mean``): the interpreter reads no code behind them."""
+        in_tree = self.in_tree
+        assert in_tree is not None
+        out: set[str] = set()
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                module = alias.name if alias.asname else alias.name.split(".")[0]
+                if not in_tree(module, 0):
+                    out.add(alias.asname or module)
+        elif stmt.level == 0 and stmt.module and not in_tree(stmt.module, 0):
+            for alias in stmt.names:
+                if alias.name != "*" and not in_tree(f"{stmt.module}.{alias.name}", 0):
+                    out.add(alias.asname or alias.name)
+        return out
 
     def _targets(self, target: ast.AST, unit: _Unit) -> None:
         if isinstance(target, ast.Name):
@@ -508,10 +538,17 @@ class _Builder:
         else:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
+        # a call through an import whose module is outside the tree (tf.layers.dense(x, units)), of nothing
+        # the interpreter models: it gives an unknown value whatever its arguments, so what they read is
+        # needed only if the name turns out to be bound otherwise as well (see _Slicer._external)
+        outside = (into is None and self.in_tree is not None and type(root) is _NAME and not helper and not consumer
+                   and name not in self.modelled and root.id not in self.helpers)
         for i, arg in enumerate(node.args):
             if not helper and type(arg) is ast.Name and arg.id == "self":
                 unit.passes_self = True
-            if helper and into is None and not isinstance(arg, ast.Starred):
+            if outside and _call_free(arg):
+                self._apart(unit, root.id, arg, todo)  # type: ignore[attr-defined]
+            elif helper and into is None and not isinstance(arg, ast.Starred):
                 part: tuple[set[str], set[str]] = (set(), set())
                 unit.pending.append((name, ("pos", i, by_attribute), part[0], part[1]))
                 todo.append((arg, False, part))
@@ -520,12 +557,30 @@ class _Builder:
         for kw in node.keywords:
             if not helper and type(kw.value) is ast.Name and kw.value.id == "self":
                 unit.passes_self = True
-            if helper and into is None and kw.arg is not None:
+            if outside and _call_free(kw.value):
+                self._apart(unit, root.id, kw.value, todo)  # type: ignore[attr-defined]
+            elif helper and into is None and kw.arg is not None:
                 part = (set(), set())
                 unit.pending.append((name, ("kw", kw.arg, by_attribute), part[0], part[1]))
                 todo.append((kw.value, False, part))
             else:
                 todo.append((kw.value, args_sink and isinstance(kw.value, (ast.Name, ast.Attribute)), into))
+
+
+    @staticmethod
+    def _apart(unit: _Unit, through: str, arg: ast.expr, todo: list) -> None:
+        """Walk ``arg`` (an argument of a call through ``through``, an import from outside the tree) with
+        what it reads collected apart, and as no use of what it names."""
+        part: tuple[set[str], set[str]] = (set(), set())
+        if unit.external_args is None:
+            unit.external_args = []
+        unit.external_args.append((through, part[0], part[1]))
+        todo.append((arg, True, part))
+
+
+def _call_free(node: ast.AST) -> bool:
+    """Whether evaluating ``node`` calls nothing (its reads have no effect but their values)."""
+    return not any(type(n) is _CALL for n in ast.walk(node))
 
 
 class _Slicer:
@@ -571,6 +626,14 @@ class _Slicer:
             first = False
             s = s.parent
         return None
+
+    def _external(self, scope: _Scope, name: str) -> bool:
+        """Whether ``name``, read in ``scope``, is a module-level name that only imports from outside the
+        tree bind."""
+        if self.resolve(scope, name) is not self.module:
+            return False
+        binders = self.binders.get((id(self.module), name))
+        return bool(binders) and all(b.external is not None and name in b.external for b in binders)
 
     def _bind_scope(self, unit: _Unit, name: str) -> _Scope:
         return self.module if name in unit.scope.globals else unit.scope
@@ -664,6 +727,9 @@ class _Slicer:
                 push((self.need_attr, (attr,)))
             for callee, slot, names, attrs in u.pending:
                 self._pending(u, callee, slot, names, attrs)
+            for through, names, attrs in u.external_args or ():
+                if not self._external(u.scope, through):
+                    self._need_part(u, names, attrs)
         if level >= 2 > old:
             for name in u.calls:
                 push((self.need_returns, (name,)))
@@ -930,19 +996,26 @@ def stand_in(out: list[str], first: int, last: int) -> int:
 
 
 def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str] = (),
-               reaches: Optional[Reaches] = None, exports: Optional[Exports] = None) -> Optional[SliceResult]:
+               reaches: Optional[Reaches] = None, exports: Optional[Exports] = None,
+               modelled: Optional[Iterable[str]] = None) -> Optional[SliceResult]:
     """The slice of ``text`` (whose CPython ``ast`` is ``tree``), or None when there is no ``ast``
     (the whole text is analysed then). ``identifiers``: more API names that make a statement a seed.
     ``reaches(dotted, level)``: whether the module an import names is a file of the analysed tree
     that can reach NPU code (calls into it are kept); None: no module of the tree does.
     ``exports(dotted, level)``: which names of such a module can (calls of the others are kept only when
-    they are handed a config); None: any can."""
+    they are handed a config); None: any can. ``modelled``: the names of the calls the interpreter models
+    (rules/tf_api.toml and the str methods it evaluates); with it and a ``reaches`` that can tell whether an
+    import names a file of the tree (:meth:`TreeReach.in_tree`), the call-free arguments of other calls
+    through imports from outside the tree are not needed (they cannot change the unknown value such a call
+    gives)."""
     if tree is None:
         return None
     lines = split_lines_keepends(text)
     names = SEED_IDENTIFIERS | frozenset(identifiers)
     aliases, helpers, star = _imports(tree, names, reaches, exports)
-    builder = _Builder(tree, lines, names | aliases, helpers, star)
+    in_tree = getattr(reaches, "in_tree", None) if modelled is not None else None
+    known = frozenset(modelled or ()) | HANDLED_METHODS | CONSUMERS | DEFINITION_CALLS | names
+    builder = _Builder(tree, lines, names | aliases, helpers, star, in_tree, known)
     slicer = _Slicer(builder)
     slicer.run()
     out = list(lines)
@@ -993,6 +1066,11 @@ class TreeReach:
         from npu_audit.imports import resolve_in_tree
 
         return resolve_in_tree(dotted, level, folder, self.roots)
+
+    def in_tree(self, dotted: str, level: int) -> bool:
+        """Whether the module an import names is a file of the analysed tree (else the interpreter reads
+        none of its code: an unmodelled call into it has an unknown value)."""
+        return self._resolve(dotted, level, self.folder) is not None
 
     def __call__(self, dotted: str, level: int) -> bool:
         found = self._resolve(dotted, level, self.folder)

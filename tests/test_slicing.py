@@ -29,7 +29,10 @@ def sliced(source: str) -> str:
 
 def kept(source: str) -> list[str]:
     """The stripped lines the slice keeps, asserting that it keeps every line where it was."""
-    text = sliced(source)
+    return kept_lines(source, sliced(source))
+
+
+def kept_lines(source: str, text: str) -> list[str]:
     before, after = split_lines_keepends(source), split_lines_keepends(text)
     assert len(before) == len(after)
     out = []
@@ -265,6 +268,52 @@ def test_a_session_handed_on_keeps_only_what_can_reach_npu_code(tmp_path, monkey
         findings(report)
 
 
+OUTSIDE_THE_TREE = '''\
+import tensorflow as tf
+import mylib
+from npu_bridge.estimator.npu import util
+
+rate = mylib.schedule(0.1)
+scaled = tf.multiply(rate, 2.0)
+kept_rate = mylib.schedule(0.2)
+warm = mylib.warmup(kept_rate)
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["iterations_per_loop"].i = 10
+loops = {loops}
+with tf.Session(config=config) as sess:
+    optimizer = tf.train.GradientDescentOptimizer(scaled)
+    train_op = util.set_iteration_per_loop(sess, optimizer.minimize(warm), loops)
+'''
+
+
+@pytest.mark.parametrize("loops", ["100", "int(mylib.LOOPS)"])
+def test_what_only_a_call_outside_the_tree_reads_is_left_out(tmp_path, monkeypatch, loops):
+    # tf is no module of the tree: tf.multiply(rate, 2.0) and GradientDescentOptimizer(scaled) give an
+    # unknown value whatever their arguments, so the statements computing those arguments are left out;
+    # an argument of a call into a module of the tree (mylib.warmup), of a method of an object that is not
+    # such an import (optimizer.minimize) or of a call the interpreter models (int, set_iteration_per_loop)
+    # is still computed
+    (tmp_path / "mylib.py").write_text("LOOPS = 100\n\n\ndef schedule(x):\n    return x\n\n\n"
+                                       "def warmup(x):\n    return x\n", encoding="utf-8")
+    source = OUTSIDE_THE_TREE.format(loops=loops)
+    lines = kept_in_tree(tmp_path, source)
+    for line in ("kept_rate = mylib.schedule(0.2)", "warm = mylib.warmup(kept_rate)", f"loops = {loops}",
+                 "optimizer = tf.train.GradientDescentOptimizer(scaled)"):
+        assert line in lines
+    for line in ("rate = mylib.schedule(0.1)", "scaled = tf.multiply(rate, 2.0)"):
+        assert line not in lines
+    report = same_both_ways(tmp_path, source, monkeypatch)
+    assert [f.line for f in report.findings if f.name == "inconsistent-with-code"] == [12], findings(report)
+
+
+def test_a_name_that_is_not_only_an_import_from_outside_the_tree_keeps_what_its_calls_read(tmp_path):
+    (tmp_path / "mylib.py").write_text("def schedule(x):\n    return x\n", encoding="utf-8")
+    source = OUTSIDE_THE_TREE.format(loops="100").replace("import mylib\n", "import mylib\nif mylib:\n    tf = mylib\n")
+    assert "scaled = tf.multiply(rate, 2.0)" in kept_in_tree(tmp_path, source)
+
+
 VALUE_FROM_A_LOOP = '''\
 import tensorflow as tf
 
@@ -498,13 +547,15 @@ def test_statements_joined_by_a_backslash_are_kept_or_dropped_together(tmp_path,
 
 def kept_in_tree(tmp_path: Path, source: str, name: str = "train.py") -> list[str]:
     """:func:`kept`, with the modules of ``tmp_path`` read as the pipeline reads them (``TreeReach``)."""
+    from npu_audit.extract.values import STR_METHODS
+    from npu_audit.knowledge.loader import load
     from npu_audit.slicing import TreeReach
 
     reach = TreeReach(str(tmp_path.resolve()), (str(tmp_path.resolve()),))
-    result = slice_text(source, python_ast(source), (), reach, reach.exports)
+    modelled = load().tf_api.modelled_call_names() | STR_METHODS  # (as the pipeline slices)
+    result = slice_text(source, python_ast(source), (), reach, reach.exports, modelled)
     assert result is not None
-    return [line.strip() for old, line in zip(split_lines_keepends(source), split_lines_keepends(result.text))
-            if line == old and line.strip()]
+    return kept_lines(source, result.text)
 
 
 NPU_HELPERS = (

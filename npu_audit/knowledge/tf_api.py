@@ -82,6 +82,15 @@ class ApiModel:
     by_suffix: dict[str, ApiEntry]
     entries: tuple[ApiEntry, ...] = ()
 
+    def modelled_call_names(self) -> frozenset[str]:
+        """The last names of every call an entry matches (by name, whole name or last two parts): calls
+        whose arguments the interpreter reads for a value."""
+        out: set[str] = set()
+        for entry in self.entries:
+            out.update(entry.names)
+            out.update(n.rsplit(".", 1)[-1] for n in entry.full + entry.suffix)
+        return frozenset(out)
+
     def config_call_names(self) -> list[str]:
         """The last names of the calls of :data:`CONFIG_KINDS` (``Session``, ``DEFINE_string``, ...)."""
         return [name for entry in self.entries if entry.kind in CONFIG_KINDS for name in entry.names]
