@@ -539,8 +539,9 @@ class _Builder:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
         # a call through an import whose module is outside the tree (tf.layers.dense(x, units)), of nothing
-        # the interpreter models: it gives an unknown value whatever its arguments, so what they read is
-        # needed only if the name turns out to be bound otherwise as well (see _Slicer._external)
+        # the interpreter models: it gives an unknown value whatever its arguments, so what an argument that
+        # calls and binds nothing reads is needed only if the name turns out to be bound otherwise as well
+        # (see _Slicer._external)
         outside = (into is None and self.in_tree is not None and type(root) is _NAME and not helper and not consumer
                    and name not in self.modelled and root.id not in self.helpers)
         for i, arg in enumerate(node.args):
@@ -579,8 +580,9 @@ class _Builder:
 
 
 def _call_free(node: ast.AST) -> bool:
-    """Whether evaluating ``node`` calls nothing (its reads have no effect but their values)."""
-    return not any(type(n) is _CALL for n in ast.walk(node))
+    """Whether evaluating ``node`` calls nothing and binds nothing (``(n := steps)`` binds ``n`` for later
+    statements): its reads have no effect but its value."""
+    return not any(type(n) is _CALL or type(n) is _NAMED_EXPR for n in ast.walk(node))
 
 
 class _Slicer:

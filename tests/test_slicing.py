@@ -308,6 +308,28 @@ def test_what_only_a_call_outside_the_tree_reads_is_left_out(tmp_path, monkeypat
     assert [f.line for f in report.findings if f.name == "inconsistent-with-code"] == [12], findings(report)
 
 
+WALRUS_IN_AN_OUTSIDE_CALL = '''\
+import tensorflow as tf
+from npu_bridge.estimator.npu import util
+
+steps = 100
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["iterations_per_loop"].i = 10
+tf.logging.info("loops", (loops := steps))
+with tf.Session(config=config) as sess:
+    train_op = util.set_iteration_per_loop(sess, tf.no_op(), loops)
+'''
+
+
+def test_an_argument_of_a_call_outside_the_tree_that_binds_a_name_is_read(tmp_path, monkeypatch):
+    # (loops := steps) binds the name a later NPU call reads: what it reads is needed
+    assert "steps = 100" in kept_in_tree(tmp_path, WALRUS_IN_AN_OUTSIDE_CALL)
+    report = same_both_ways(tmp_path, WALRUS_IN_AN_OUTSIDE_CALL, monkeypatch)
+    assert [f.line for f in report.findings if f.name == "inconsistent-with-code"] == [8], findings(report)
+
+
 def test_a_name_that_is_not_only_an_import_from_outside_the_tree_keeps_what_its_calls_read(tmp_path):
     (tmp_path / "mylib.py").write_text("def schedule(x):\n    return x\n", encoding="utf-8")
     source = OUTSIDE_THE_TREE.format(loops="100").replace("import mylib\n", "import mylib\nif mylib:\n    tf = mylib\n")
