@@ -13,7 +13,7 @@ import os
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
 from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
@@ -176,24 +176,52 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = 
         return source, None, frozenset()
     from npu_audit.extract.positions import python_ast
 
-    tf2 = getattr(kb, "tf2", None)
-    identifiers = list(kb.runconfig.objects) + (list(tf2.modules) + list(tf2.option_object) if tf2 is not None else [])
+    known = slice_knowledge(kb)
     here = os.path.realpath(os.path.dirname(os.path.abspath(file)))
-    api = getattr(kb, "tf_api", None)
-    calls = api.config_call_names() if api is not None else []
     reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,),
-                                identifiers=identifiers + calls)
-    from npu_audit.extract.values import STR_METHODS
-
+                                identifiers=known.identifiers + known.config_calls)
     tree = python_ast(source.text)
-    modelled = ((api.modelled_call_names() if api is not None else frozenset()) | STR_METHODS
-                | frozenset(tf2.open if tf2 is not None else ()))
-    result = slicing.slice_text(source.text, tree, identifiers, reaches, reaches.exports, modelled)
+    result = slicing.slice_text(source.text, tree, known.identifiers, reaches, reaches.exports, known.modelled,
+                                known.sessions)
     if drop_if_idle and result is not None and not result.kept_besides_imports:
         return None
     if result is None or not result.blanked:
         return source, tree, frozenset()
     return replace(source, text=result.text), tree, result.dropped
+
+
+@dataclass(frozen=True)
+class SliceKnowledge:
+    """What the slice takes from the knowledge base (``slicing.slice_text``'s arguments)."""
+
+    identifiers: tuple[str, ...]  # more API names that make a statement a seed
+    config_calls: tuple[str, ...]  # calls that make, fill, take or define what a config holds
+    modelled: frozenset[str]  # the calls the interpreter models (tf_api.toml, str methods, TF2's open)
+    sessions: frozenset[str]  # the calls that open a session
+
+
+_SLICE_KNOWLEDGE: dict[int, tuple[Any, SliceKnowledge]] = {}
+
+
+def slice_knowledge(kb) -> SliceKnowledge:
+    """:class:`SliceKnowledge` of ``kb``, assembled once per knowledge base and process."""
+    known = _SLICE_KNOWLEDGE.get(id(kb))
+    if known is not None and known[0] is kb:
+        return known[1]
+    from npu_audit.extract.values import STR_METHODS
+
+    tf2 = getattr(kb, "tf2", None)
+    api = getattr(kb, "tf_api", None)
+    identifiers = tuple(kb.runconfig.objects) + (tuple(tf2.modules) + tuple(tf2.option_object) if tf2 is not None else ())
+    made = SliceKnowledge(
+        identifiers=identifiers,
+        config_calls=tuple(api.config_call_names()) if api is not None else (),
+        modelled=((api.modelled_call_names() if api is not None else frozenset()) | STR_METHODS
+                  | frozenset(tf2.open if tf2 is not None else ())),
+        sessions=frozenset(api.call_names("session")) if api is not None else frozenset(),
+    )
+    _SLICE_KNOWLEDGE[id(kb)] = (kb, made)
+    return made
 
 
 def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) -> list[Finding]:

@@ -114,23 +114,9 @@ def _statements(body: list[ast.stmt]):
             todo.extend(reversed(case.body))
 
 
-# Calls that open a session (rules/tf_api.toml, kind "session").
-SESSION_CALLS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "SingularMonitoredSession"})
-
-
-def _opens_session(value: ast.expr) -> bool:
-    """Whether ``value`` is a call that opens a TensorFlow session (``tf.compat.v1.Session(config=c)``).
-
-    A name bound to one is not followed forward like a config: the session's NPU options are those of the
-    config it was opened with, fixed then, and nothing done with the session afterwards (``sess.run``,
-    handing it to a helper that runs the model) changes them. What the interpreter does with a session
-    that matters is kept by other rules: opening it (a seed, with its config), ``set_iteration_per_loop``
-    (an NPU marker, a seed that reads the session), and an attribute or name a kept statement reads."""
-    if type(value) is not _CALL:
-        return False
-    func = value.func  # type: ignore[attr-defined]
-    name = func.attr if type(func) is _ATTRIBUTE else func.id if type(func) is _NAME else ""
-    return name in SESSION_CALLS
+def _callee_name(func: ast.expr) -> str:
+    """The last name of a call's callee (``tf.compat.v1.Session`` -> ``Session``), or ""."""
+    return func.attr if type(func) is _ATTRIBUTE else func.id if type(func) is _NAME else ""  # type: ignore[attr-defined]
 
 
 def _marker_lines(lines: list[str]) -> list[int]:
@@ -237,11 +223,13 @@ class _Builder:
 
     def __init__(self, tree: ast.Module, lines: list[str], identifiers: frozenset[str],
                  helpers: Optional[dict[str, HelperUse]] = None, star_helpers: bool = False,
-                 in_tree: Optional[Callable[[str, int], bool]] = None, modelled: frozenset[str] = frozenset()):
+                 in_tree: Optional[Callable[[str, int], bool]] = None, modelled: frozenset[str] = frozenset(),
+                 sessions: frozenset[str] = frozenset()):
         self.lines = lines
         # whether an import names a file of the analysed tree (None: not known, every import may)
         self.in_tree = in_tree
         self.modelled = modelled  # names of the calls the interpreter models (their arguments count)
+        self.sessions = sessions  # names of the calls that open a session (see _opens_session)
         self.identifiers = identifiers
         # local names imported from modules of the tree that can reach NPU code, with what of them does
         self.helpers: dict[str, HelperUse] = helpers or {}
@@ -331,7 +319,7 @@ class _Builder:
             for item in stmt.items:
                 if item.optional_vars is not None:
                     self._targets(item.optional_vars, unit)
-                    if type(item.optional_vars) is _NAME and _opens_session(item.context_expr):
+                    if type(item.optional_vars) is _NAME and self._opens_session(item.context_expr):
                         unit.sessions = (unit.sessions or set()) | {item.optional_vars.id}
             unit.blocks = [self.block(stmt.body, unit, scope)]
         elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -373,7 +361,7 @@ class _Builder:
             for target in stmt.targets:  # type: ignore[attr-defined]
                 self._targets(target, unit)
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
-            if _opens_session(stmt.value) and all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
+            if self._opens_session(stmt.value) and all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
                 unit.sessions = {t.id for t in stmt.targets}  # type: ignore[attr-defined]
         elif kind is ast.Expr and type(stmt.value) is not _CALL:  # type: ignore[attr-defined]
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
@@ -408,6 +396,11 @@ class _Builder:
                         and (func.attr in HANDLED_METHODS or func.attr in self.def_names)):
                     unit.mutated.add(func.value.id)  # x.append(...): a change the interpreter follows
             self._walk([n for n in python_children(stmt) if isinstance(n, ast.expr)], unit)
+
+    def _opens_session(self, value: ast.expr) -> bool:
+        """Whether ``value`` is a call that opens a session (``tf.compat.v1.Session(config=c)``): a name
+        bound to it is not followed forward (see the module docstring)."""
+        return type(value) is _CALL and _callee_name(value.func) in self.sessions  # type: ignore[attr-defined]
 
     def _external_imports(self, stmt: Union[ast.Import, ast.ImportFrom]) -> set[str]:
         """The names ``stmt`` binds to a module that is no file of the analysed tree (``import tensorflow
@@ -499,9 +492,8 @@ class _Builder:
 
     def _call(self, node: ast.Call, unit: _Unit, into, todo: list) -> None:
         func = node.func
-        of = type(func)
-        by_attribute = of is _ATTRIBUTE
-        name = func.attr if by_attribute else func.id if of is _NAME else ""  # type: ignore[attr-defined]
+        by_attribute = type(func) is _ATTRIBUTE
+        name = _callee_name(func)
         if name in DEFINITION_CALLS:
             unit.seed = unit.seed or "definition"
         elif name == "run" and isinstance(func, ast.Attribute) and (
@@ -859,7 +851,7 @@ class _Slicer:
         self.keep(u, 2)
         for name in u.binds:
             if u.sessions is not None and name in u.sessions:
-                continue  # a session: its NPU options were fixed when it opened (see _opens_session)
+                continue  # a session: its NPU options were fixed when it opened (_Builder._opens_session)
             push((self.taint, (self._bind_scope(u, name), name)))
         for attr in u.attr_stores:
             push((self.taint_attr, (attr,)))
@@ -999,7 +991,7 @@ def stand_in(out: list[str], first: int, last: int) -> int:
 
 def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str] = (),
                reaches: Optional[Reaches] = None, exports: Optional[Exports] = None,
-               modelled: Optional[Iterable[str]] = None) -> Optional[SliceResult]:
+               modelled: Optional[Iterable[str]] = None, sessions: Iterable[str] = ()) -> Optional[SliceResult]:
     """The slice of ``text`` (whose CPython ``ast`` is ``tree``), or None when there is no ``ast``
     (the whole text is analysed then). ``identifiers``: more API names that make a statement a seed.
     ``reaches(dotted, level)``: whether the module an import names is a file of the analysed tree
@@ -1009,7 +1001,8 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     (rules/tf_api.toml and the str methods it evaluates); with it and a ``reaches`` that can tell whether an
     import names a file of the tree (:meth:`TreeReach.in_tree`), the call-free arguments of other calls
     through imports from outside the tree are not needed (they cannot change the unknown value such a call
-    gives)."""
+    gives). ``sessions``: the names of the calls that open a session (rules/tf_api.toml, kind "session"): a
+    name bound to what they give is not followed forward."""
     if tree is None:
         return None
     lines = split_lines_keepends(text)
@@ -1017,7 +1010,7 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     aliases, helpers, star = _imports(tree, names, reaches, exports)
     in_tree = getattr(reaches, "in_tree", None) if modelled is not None else None
     known = frozenset(modelled or ()) | HANDLED_METHODS | CONSUMERS | DEFINITION_CALLS | names
-    builder = _Builder(tree, lines, names | aliases, helpers, star, in_tree, known)
+    builder = _Builder(tree, lines, names | aliases, helpers, star, in_tree, known, frozenset(sessions))
     slicer = _Slicer(builder)
     slicer.run()
     out = list(lines)

@@ -256,7 +256,7 @@ def test_a_session_handed_on_keeps_only_what_can_reach_npu_code(tmp_path, monkey
     # a session's NPU options are fixed when it opens: helpers that merely run it (and the data they are
     # given) cannot change them and are left out; a helper that calls an NPU API with it is kept, with the
     # session it is given
-    lines = kept(SESSION_HANDED_ON)
+    lines = kept_in_tree(tmp_path, SESSION_HANDED_ON)
     for line in ("with tf.Session(config=config) as sess:", "train_op = loop_on_device(sess, train_op)",
                  "return util.set_iteration_per_loop(session, op, 100)", "other = tf.Session(config=config)"):
         assert line in lines
@@ -569,13 +569,13 @@ def test_statements_joined_by_a_backslash_are_kept_or_dropped_together(tmp_path,
 
 def kept_in_tree(tmp_path: Path, source: str, name: str = "train.py") -> list[str]:
     """:func:`kept`, with the modules of ``tmp_path`` read as the pipeline reads them (``TreeReach``)."""
-    from npu_audit.extract.values import STR_METHODS
     from npu_audit.knowledge.loader import load
+    from npu_audit.pipeline import slice_knowledge
     from npu_audit.slicing import TreeReach
 
     reach = TreeReach(str(tmp_path.resolve()), (str(tmp_path.resolve()),))
-    modelled = load().tf_api.modelled_call_names() | STR_METHODS  # (as the pipeline slices)
-    result = slice_text(source, python_ast(source), (), reach, reach.exports, modelled)
+    known = slice_knowledge(load())  # (as the pipeline slices)
+    result = slice_text(source, python_ast(source), (), reach, reach.exports, known.modelled, known.sessions)
     assert result is not None
     return kept_lines(source, result.text)
 

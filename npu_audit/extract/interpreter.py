@@ -589,17 +589,15 @@ class Interpreter:
             frame.module.aliases[local] = f"{'.' * level}{dotted}.{name}" if dotted else f"{'.' * level}{name}"
             if ref.file is not None and ref.file != str(frame.module.file):
                 self.bind(local, LazyName(module=ref, name=name), frame)
-            elif ref.file is not None:
-                # a package importing from itself (``from . import files`` in its __init__): the name bound
-                # there so far, else its submodule (a name looked up in the module it is bound in would
-                # name itself)
-                here = frame.module.globals.get(name)
-                sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame) if here is None else None
-                self.bind(local, here.sym if here is not None else sub if sub is not None and sub.file
-                          else Unknown(name=local, why="imported"), frame)
-            else:
-                sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame)
-                self.bind(local, sub if sub.file else Unknown(name=local, why="imported"), frame)
+                continue
+            # a package importing from itself (``from . import files`` in its __init__): what it bound under
+            # that name so far (a lazy name would name itself), else, as for a module not read, the submodule
+            here = frame.module.globals.get(name) if ref.file is not None else None
+            if here is not None:
+                self.bind(local, here.sym, frame)
+                continue
+            sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame)
+            self.bind(local, sub if sub.file else Unknown(name=local, why="imported"), frame)
 
     # ---------------------------------------------------------------------------------------
     # names

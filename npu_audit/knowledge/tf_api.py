@@ -93,7 +93,11 @@ class ApiModel:
 
     def config_call_names(self) -> list[str]:
         """The last names of the calls of :data:`CONFIG_KINDS` (``Session``, ``DEFINE_string``, ...)."""
-        return [name for entry in self.entries if entry.kind in CONFIG_KINDS for name in entry.names]
+        return self.call_names(*CONFIG_KINDS)
+
+    def call_names(self, *kinds: str) -> list[str]:
+        """The last names of the calls of the entries of ``kinds`` (``call_names("session")``)."""
+        return [name for entry in self.entries if entry.kind in kinds for name in entry.names]
 
     def lookup(self, last: str, full: str) -> Optional[ApiEntry]:
         found = self.by_full.get(full) or self.by_name.get(last)
