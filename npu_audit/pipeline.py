@@ -537,8 +537,10 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
             "the other files were. If it ran out of memory, exclude the file or split it"))
         return failed
 
+    # (the folders of the files: a project's files share its helper modules)
+    folders = [tuple(os.path.dirname(os.path.abspath(job.file)).split(os.sep)) for job in jobs]
     run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,
-                   setup=prepare_analysis_process)
+                   setup=prepare_analysis_process, folders=folders)
 
 
 def analyze_noting_imports(job: Job, collect: bool = True) -> FileReport:

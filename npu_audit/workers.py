@@ -47,12 +47,47 @@ def _chunks(pending: list[int], workers: int) -> list[list[int]]:
     return out
 
 
+def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ...]]) -> list[list[int]]:
+    """``pending`` cut into chunks that keep the items of one folder tree together (``folders[i]``: the
+    folder of item ``i``, as path parts), largest first: the tree of folders is split from the top until
+    each part holds at most a sixteenth of one worker's share (at least 32 items), so that a worker
+    analyses a project's files one after the other and reads the helper modules they share once, where
+    consecutive chunks of 32 spread a project over every worker, each parsing its helpers again. The
+    largest parts go first and the smallest last, so that the workers finish together."""
+    limit = max(32, len(pending) // (workers * 16))
+    parts: list[list[int]] = []
+
+    def split(group: list[int], depth: int) -> None:
+        if len(group) <= limit:
+            parts.append(group)
+            return
+        here: list[int] = []  # items directly in this folder
+        below: dict[str, list[int]] = {}
+        for i in group:
+            folder = folders[i]
+            if len(folder) > depth:
+                below.setdefault(folder[depth], []).append(i)
+            else:
+                here.append(i)
+        for k in range(0, len(here), limit):
+            parts.append(here[k:k + limit])
+        for name in sorted(below):
+            split(below[name], depth + 1)
+
+    split(sorted(pending, key=lambda i: folders[i]), 0)
+    parts.sort(key=len, reverse=True)  # (stable: parts of one size stay in path order)
+    return parts
+
+
 def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,
                    finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
-                   setup: Optional[Callable[[], None]] = None) -> None:
+                   setup: Optional[Callable[[], None]] = None,
+                   folders: Optional[list[tuple[str, ...]]] = None) -> None:
     """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
     calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
-    ``setup`` (a module-level function) runs once in each worker before its first item."""
+    ``setup`` (a module-level function) runs once in each worker before its first item. With ``folders``
+    (the folder of each item, as path parts), the items of a folder tree go to one worker together
+    (:func:`_folder_chunks`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -60,7 +95,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
     pending = list(todo)
     while pending:
         states = context.Array("b", len(items), lock=False)
-        chunks = _chunks(pending, workers)
+        chunks = _folder_chunks(pending, workers, folders) if folders is not None else _chunks(pending, workers)
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
                                  initializer=_init_worker, initargs=(states, setup)) as pool:

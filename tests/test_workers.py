@@ -101,3 +101,21 @@ def test_work_is_handed_out_in_chunks_that_shrink_towards_the_end():
     assert sizes[0] == 32 and max(sizes) == 32 and sizes == sorted(sizes, reverse=True)
     assert sizes[-8:] == [1] * 8  # the last items go one by one: no worker is left with a long last chunk
     assert _chunks([], 2) == [] and _chunks([7], 4) == [[7]]
+
+
+def test_the_files_of_one_project_go_to_one_worker_together_largest_projects_first():
+    from npu_audit.workers import _folder_chunks
+
+    # three projects of 25, 10 and 5 files, a 60-file folder whose subfolders hold 30 each, listed mixed up
+    folders = ([("zoo", "big", f"part{n % 2}") for n in range(60)] + [("zoo", "a")] * 25 + [("zoo", "b")] * 10
+               + [("zoo", "c", "src")] * 5)
+    pending = list(range(len(folders)))[::-1]
+    chunks = _folder_chunks(pending, 2, folders)
+    assert sorted(i for chunk in chunks for i in chunk) == sorted(pending)  # every item once
+    projects = [{folders[i] for i in chunk} for chunk in chunks]
+    assert all(len(p) == 1 for p in projects)  # a chunk holds one folder tree's files
+    assert [len(c) for c in chunks] == [30, 30, 25, 10, 5]  # largest first: the workers finish together
+    assert [next(iter(p)) for p in projects][:3] == [("zoo", "big", "part0"), ("zoo", "big", "part1"), ("zoo", "a")]
+    # a folder too large for one chunk is cut into parts of the limit (here 32 items)
+    flat = _folder_chunks(list(range(100)), 2, [("x",)] * 100)
+    assert [len(c) for c in flat] == [32, 32, 32, 4] and [i for c in flat for i in c] == list(range(100))
