@@ -25,9 +25,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, Fix
+
+if TYPE_CHECKING:
+    from npu_audit.pipeline import Job
 
 MAX_ROUNDS = 20
 
@@ -449,7 +452,7 @@ def _fix_one(args) -> FileFix:
         return fx
 
 
-def fix_files(items: list[tuple[object, FileReport]], unsafe: bool, jobs: int = 0,
+def fix_files(items: list[tuple[Job, FileReport]], unsafe: bool, jobs: int = 0,
               progress: Optional[Callable[[int, int], None]] = None) -> list[FileFix]:
     """:func:`fix_file` over many files (``items``: (Job, FileReport)), in worker processes when
     ``jobs`` (0: all cores) allows; results in the order of ``items``. A worker that dies (out of
@@ -476,7 +479,7 @@ def fix_files(items: list[tuple[object, FileReport]], unsafe: bool, jobs: int = 
 
         def died(i: int, how: str) -> FileFix:
             job, report, _unsafe = work[i]
-            fx = FileFix(job.file, job.display, b"", b"", remaining=report)  # type: ignore[attr-defined]
+            fx = FileFix(job.file, job.display, b"", b"", remaining=report)
             fx.problems.append("npu-audit's worker process died while fixing this file; left unchanged")
             return fx
 
