@@ -90,6 +90,9 @@ class FileReport:
     # the one its import found)
     resolutions: Optional[list] = None
     watched_folders: Optional[list] = None
+    # (a run's own, not part of to_dict) this file analysed again as a file of the second phase (parsed
+    # although it has no NPU markers), by the worker that analysed its project, in case the run picks it
+    ahead: Optional[FileReport] = None
 
     def to_dict(self) -> dict:
         from dataclasses import asdict

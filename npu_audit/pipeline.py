@@ -297,15 +297,28 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     else:
         jobs = [Job(file=file, display=display, roots=roots, settings=s, want_configs=options.want_configs)
                 for file, display, s in found]
-        results = _execute(jobs, options, cache)
+        results = _execute(jobs, options, cache, ahead=not named)
         # Second phase: files without NPU markers that import a module of the tree that has them can build
-        # a config through its helpers; parse those too.
+        # a config through its helpers; parse those too (most were already, by the worker that analysed
+        # their project: analyze_feeders_ahead).
         given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
         feeders = _feeders_of_run(jobs, results, roots, cache, given)
-        if feeders:
-            again = _execute([replace(jobs[i], force_parse=True) for i in feeders], replace(options, progress=None),
+        done_ahead, rest = [], []
+        for i in feeders:
+            early = results[i].ahead
+            if early is not None:
+                results[i] = early
+                done_ahead.append(i)
+            else:
+                rest.append(i)
+        if cache is not None and done_ahead:
+            cache.put_many((replace(jobs[i], force_parse=True), results[i]) for i in done_ahead)
+        for report in results:
+            report.ahead = None  # (analysed ahead for a file the run did not pick: not needed)
+        if rest:
+            again = _execute([replace(jobs[i], force_parse=True) for i in rest], replace(options, progress=None),
                              cache)
-            for i, report in zip(feeders, again):
+            for i, report in zip(rest, again):
                 results[i] = report
         if snapshot is not None:
             cache.put_run_results(snapshot, found, results)
@@ -487,7 +500,9 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileReport]:
+def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False) -> list[FileReport]:
+    """The reports of ``jobs`` (from the cache, else analysed, in worker processes when allowed). ``ahead``:
+    the workers also analyse the files of the second phase they can foresee (:func:`analyze_feeders_ahead`)."""
     results: dict[int, FileReport] = {}
     todo = []
     for i, job in enumerate(jobs):
@@ -510,7 +525,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileRepor
             options.progress(done, total)
 
     if workers > 1 and len(todo) > 1:
-        _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache))
+        _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead)
     else:
         if todo:
             prepare_analysis_process(freeze=False)
@@ -524,7 +539,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None) -> list[FileRepor
 
 
 def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None],
-                noting: bool = False) -> None:
+                noting: bool = False, ahead: bool = False) -> None:
     """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes (npu_audit.workers: a worker that
     dies costs only the file it was analysing), calling ``finished`` for each."""
     from npu_audit.workers import run_in_workers
@@ -539,8 +554,30 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
 
     # (the folders of the files: a project's files share its helper modules)
     folders = [tuple(os.path.dirname(os.path.abspath(job.file)).split(os.sep)) for job in jobs]
+    from functools import partial
+
     run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,
-                   setup=prepare_analysis_process, folders=folders)
+                   setup=prepare_analysis_process, folders=folders,
+                   after_chunk=partial(analyze_feeders_ahead, noting=noting) if ahead else None)
+
+
+def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport], noting: bool = False) -> None:
+    """In a worker, after a chunk of the first phase (a project's files, ``reports`` their reports): the
+    files of the chunk that the second phase would parse as far as the chunk tells (:func:`_feeders` over
+    the chunk alone) are analysed now, while the helper modules they import are still parsed in this
+    process; their reports go in ``ahead``. The run still decides over the whole tree which files the
+    second phase takes: a file it takes that was not analysed ahead is analysed then, and a report made
+    ahead for a file it does not take is dropped. On the real tree this parses ~400 files with their
+    project's helpers at hand, where a second pool of workers parsed every helper again."""
+    if not jobs or any(job.force_parse for job in jobs):
+        return
+    try:
+        picked = _feeders(jobs, reports, jobs[0].roots)
+    except Exception:  # noqa: BLE001 - only a head start: the run decides the second phase on its own
+        return
+    analyze = analyze_noting_imports if noting else analyze_in_batch
+    for i in picked:
+        reports[i].ahead = analyze(replace(jobs[i], force_parse=True))
 
 
 def analyze_noting_imports(job: Job, collect: bool = True) -> FileReport:

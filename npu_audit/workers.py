@@ -23,7 +23,8 @@ def _init_worker(states, setup: Optional[Callable[[], None]] = None) -> None:
         setup()
 
 
-def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
+               after: Optional[Callable[[list, list], None]] = None) -> list[tuple[int, Any]]:
     out = []
     for i, item in chunk:
         if _states is not None:
@@ -31,6 +32,8 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]]) -> list[t
         out.append((i, fn(item)))
         if _states is not None:
             _states[i] = _FINISHED
+    if after is not None:
+        after([item for _i, item in chunk], [result for _i, result in out])
     return out
 
 
@@ -82,12 +85,14 @@ def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ..
 def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,
                    finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
                    setup: Optional[Callable[[], None]] = None,
-                   folders: Optional[list[tuple[str, ...]]] = None) -> None:
+                   folders: Optional[list[tuple[str, ...]]] = None,
+                   after_chunk: Optional[Callable[[list, list], None]] = None) -> None:
     """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
     calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
     ``setup`` (a module-level function) runs once in each worker before its first item. With ``folders``
     (the folder of each item, as path parts), the items of a folder tree go to one worker together
-    (:func:`_folder_chunks`)."""
+    (:func:`_folder_chunks`). ``after_chunk(items, results)`` (a module-level function, or a partial of
+    one) runs in the worker once it has a chunk's results, before they are sent; it may complete them."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -99,7 +104,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
                                  initializer=_init_worker, initargs=(states, setup)) as pool:
-            futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk]): chunk for chunk in chunks}
+            futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk], after_chunk): chunk for chunk in chunks}
             for future in as_completed(futures):
                 try:
                     results = future.result()

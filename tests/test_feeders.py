@@ -163,3 +163,58 @@ def _run_files(tree: Path, *files: str) -> dict:
                           capture_output=True, text=True, cwd=tree)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
+
+
+def _script_through(helper_module: str, *args: str) -> str:
+    return (f"import tensorflow as tf\nfrom {helper_module} import session_config\n\n"
+            f"sess = tf.Session(config=session_config({', '.join(args)}))\n")
+
+
+def test_workers_find_the_second_phase_as_one_process_does_within_and_across_projects(tmp_path):
+    """The workers analyse a marker-less script that imports an NPU helper of its own project right after
+    the project (analyze_feeders_ahead), and one whose helper lies in another project's chunk in the
+    second phase: both must be read, and the report must be the one a single process gives."""
+    # (the scripts pass iterations_per_loop=0: a finding placed on their call)
+    helper = NPU_HELPER.replace("session_config()", "session_config(steps)").replace("= 10", "= steps")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "npu_cfg.py").write_text(helper)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "local_cfg.py").write_text(helper)
+    (tmp_path / "proj" / "train_local.py").write_text(_script_through("local_cfg", "0"))
+    (tmp_path / "proj" / "train_shared.py").write_text(_script_through("shared.npu_cfg", "0"))
+    for folder in ("shared", "proj"):  # (each project more than half of the tree: two chunks, not one)
+        for n in range(20):
+            (tmp_path / folder / f"util_{n:02d}.py").write_text(f"VALUE = {n}\n")
+    two = _run(tmp_path, "--jobs", "2")
+    assert two == _run(tmp_path, "--jobs", "1")
+    assert two["summary"]["files_parsed"] == 4  # the two helpers and the two scripts
+    scripts = {d["path"] for d in two["diagnostics"] if d["name"] == "out-of-range"}
+    assert scripts == {str(Path("proj", "train_local.py")), str(Path("proj", "train_shared.py"))}
+
+
+def test_a_chunk_analyses_ahead_only_the_files_the_second_phase_can_take(tmp_path):
+    from npu_audit.checks import all_rules
+    from npu_audit.knowledge.loader import load
+    from npu_audit.pipeline import Job, analyze_feeders_ahead, analyze_file, analyze_in_batch
+    from npu_audit.settings import Settings, SettingsResolver
+
+    (tmp_path / "optimize.py").write_text(NPU_HELPER)
+    (tmp_path / "train.py").write_text(_script_through("optimize"))
+    (tmp_path / "plot.py").write_text("import matplotlib\nVALUE = 1\n")
+    settings = SettingsResolver(Settings(), {}, load(), True, all_rules()).default
+    jobs = [Job(file=str(tmp_path / name), display=name, roots=(str(tmp_path),), settings=settings)
+            for name in ("optimize.py", "plot.py", "train.py")]
+    reports = [analyze_in_batch(job) for job in jobs]
+    assert [r.parsed for r in reports] == [True, False, False]
+    analyze_feeders_ahead(jobs, reports)
+    assert [r.ahead is not None for r in reports] == [False, False, True]
+    ahead = reports[2].ahead
+    alone = analyze_file(Job(file=jobs[2].file, display="train.py", roots=jobs[2].roots, settings=settings,
+                             force_parse=True))
+    assert ahead is not None and ahead.parsed and ahead.findings == alone.findings
+    # a chunk of the second phase is not looked at again
+    again = [analyze_in_batch(Job(file=job.file, display=job.display, roots=job.roots, settings=settings,
+                                  force_parse=True)) for job in jobs]
+    analyze_feeders_ahead([Job(file=j.file, display=j.display, roots=j.roots, settings=settings, force_parse=True)
+                           for j in jobs], again)
+    assert all(r.ahead is None for r in again)
