@@ -57,7 +57,7 @@ from typing import Callable, Optional, Union
 
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
-from npu_audit.syntax import python_children
+from npu_audit.syntax import python_children, python_walk
 from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
@@ -574,7 +574,7 @@ class _Builder:
 def _call_free(node: ast.AST) -> bool:
     """Whether evaluating ``node`` calls nothing and binds nothing (``(n := steps)`` binds ``n`` for later
     statements): its reads have no effect but its value."""
-    return not any(type(n) is _CALL or type(n) is _NAMED_EXPR for n in ast.walk(node))
+    return not any(type(n) is _CALL or type(n) is _NAMED_EXPR for n in python_walk(node))
 
 
 class _Slicer:

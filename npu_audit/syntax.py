@@ -28,7 +28,8 @@ import sys
 import tokenize
 import warnings
 from bisect import bisect_right
-from collections.abc import Collection, Iterable
+from collections import deque
+from collections.abc import Collection, Iterable, Iterator
 from functools import lru_cache
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
@@ -918,6 +919,16 @@ def python_children(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
             out.append(value)
     return out
+
+
+def python_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (the same nodes in the same breadth-first order) without the ``Load``/``Store``
+    markers, through :func:`python_children`: about twice as fast."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(python_children(node))
+        yield node
 
 
 @lru_cache(maxsize=16)

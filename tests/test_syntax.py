@@ -7,6 +7,8 @@ npu-audit's tree field by field."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -196,3 +198,12 @@ def test_python_children_are_the_child_nodes_without_load_and_store_markers():
         assert syntax.python_children(node) == expected
         count += 1
     assert count > 300
+
+
+def test_python_walk_visits_what_ast_walk_does_in_the_same_order_without_load_and_store_markers():
+    import ast
+
+    for text in (SAMPLE, Path(syntax.__file__).read_text(encoding="utf-8")):
+        tree = ast.parse(text)
+        expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        assert list(syntax.python_walk(tree)) == expected and len(expected) > 200

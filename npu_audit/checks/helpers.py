@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 from npu_audit.extract.model import OptionWrite
 from npu_audit.extract.ranges import Range
 from npu_audit.findings import Edit
+from npu_audit.syntax import python_walk
 
 if TYPE_CHECKING:
     from npu_audit.checks.base import CheckContext
@@ -180,7 +181,7 @@ def _comparisons(tree) -> list:
     for known, found in _COMPARISONS:
         if known is tree:
             return found
-    found = [node for node in ast.walk(tree)
+    found = [node for node in python_walk(tree)
              if isinstance(node, ast.Compare) and len(node.ops) == 1
              and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot))]
     _COMPARISONS.insert(0, (tree, found))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from npu_audit.syntax import python_walk
 from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -35,7 +36,7 @@ def _names_of(stmt: ast.stmt) -> frozenset[str]:
     """Every name a statement reads or binds (imports, nested definitions and ``global`` declarations
     included): a superset of the top-level names whose definitions it can reach or rebind."""
     out: set[str] = set()
-    for node in ast.walk(stmt):
+    for node in python_walk(stmt):
         if isinstance(node, ast.Name):
             out.add(node.id)
         elif isinstance(node, ast.alias):
