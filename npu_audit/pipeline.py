@@ -316,8 +316,10 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         for report in results:
             report.ahead = None  # (analysed ahead for a file the run did not pick: not needed)
         if rest:
+            # (in a worker even when one file is left: a file whose analysis kills its process, as its
+            # analysis ahead may have, must not take the run down with it)
             again = _execute([replace(jobs[i], force_parse=True) for i in rest], replace(options, progress=None),
-                             cache)
+                             cache, isolate=len(jobs) > 1)
             for i, report in zip(rest, again):
                 results[i] = report
         if snapshot is not None:
@@ -500,9 +502,11 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False) -> list[FileReport]:
-    """The reports of ``jobs`` (from the cache, else analysed, in worker processes when allowed). ``ahead``:
-    the workers also analyse the files of the second phase they can foresee (:func:`analyze_feeders_ahead`)."""
+def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False,
+             isolate: bool = False) -> list[FileReport]:
+    """The reports of ``jobs`` (from the cache, else analysed, in worker processes when allowed, and for
+    more than one file to analyse, or with ``isolate`` for any). ``ahead``: the workers also analyse the
+    files of the second phase they can foresee (:func:`analyze_feeders_ahead`)."""
     results: dict[int, FileReport] = {}
     todo = []
     for i, job in enumerate(jobs):
@@ -524,7 +528,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
         if options.progress:
             options.progress(done, total)
 
-    if workers > 1 and len(todo) > 1:
+    if workers > 1 and (len(todo) > 1 or (isolate and todo)):
         _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead)
     else:
         if todo:
@@ -561,14 +565,16 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
                    after_chunk=partial(analyze_feeders_ahead, noting=noting) if ahead else None)
 
 
-def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport], noting: bool = False) -> None:
+def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport],
+                          running: Optional[Callable[[int, bool], None]] = None, noting: bool = False) -> None:
     """In a worker, after a chunk of the first phase (a project's files, ``reports`` their reports): the
     files of the chunk that the second phase would parse as far as the chunk tells (:func:`_feeders` over
     the chunk alone) are analysed now, while the helper modules they import are still parsed in this
     process; their reports go in ``ahead``. The run still decides over the whole tree which files the
     second phase takes: a file it takes that was not analysed ahead is analysed then, and a report made
     ahead for a file it does not take is dropped. On the real tree this parses ~400 files with their
-    project's helpers at hand, where a second pool of workers parsed every helper again."""
+    project's helpers at hand, where a second pool of workers parsed every helper again. ``running(i,
+    started)`` (npu_audit.workers) marks the file analysed: a worker that dies then blames that file."""
     if not jobs or any(job.force_parse for job in jobs):
         return
     try:
@@ -577,7 +583,11 @@ def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport], noting: bo
         return
     analyze = analyze_noting_imports if noting else analyze_in_batch
     for i in picked:
+        if running is not None:
+            running(i, True)
         reports[i].ahead = analyze(replace(jobs[i], force_parse=True))
+        if running is not None:
+            running(i, False)
 
 
 def analyze_noting_imports(job: Job, collect: bool = True) -> FileReport:

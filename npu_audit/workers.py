@@ -24,7 +24,8 @@ def _init_worker(states, setup: Optional[Callable[[], None]] = None) -> None:
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
-               after: Optional[Callable[[list, list], None]] = None) -> list[tuple[int, Any]]:
+               after: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None,
+               ) -> list[tuple[int, Any]]:
     out = []
     for i, item in chunk:
         if _states is not None:
@@ -33,7 +34,13 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
         if _states is not None:
             _states[i] = _FINISHED
     if after is not None:
-        after([item for _i, item in chunk], [result for _i, result in out])
+        def running(k: int, started: bool) -> None:
+            """Mark the chunk's ``k``-th item as being worked on again (or done): if the process dies
+            in ``after``, that item is the one run alone."""
+            if _states is not None:
+                _states[chunk[k][0]] = _STARTED if started else _FINISHED
+
+        after([item for _i, item in chunk], [result for _i, result in out], running)
     return out
 
 
@@ -50,20 +57,26 @@ def _chunks(pending: list[int], workers: int) -> list[list[int]]:
     return out
 
 
+_MAX_FOLDER_CHUNK = 512  # (a dying worker costs its chunk's results, and progress moves by chunks)
+
+
 def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ...]]) -> list[list[int]]:
     """``pending`` cut into chunks that keep the items of one folder tree together (``folders[i]``: the
     folder of item ``i``, as path parts), largest first: the tree of folders is split from the top until
-    each part holds at most a sixteenth of one worker's share (at least 32 items), so that a worker
+    each part holds at most a sixteenth of one worker's share (at least 32 items, at most 512), so that a worker
     analyses a project's files one after the other and reads the helper modules they share once, where
     consecutive chunks of 32 spread a project over every worker, each parsing its helpers again. The
     largest parts go first and the smallest last, so that the workers finish together."""
-    limit = max(32, len(pending) // (workers * 16))
+    if not pending:
+        return []
+    limit = min(_MAX_FOLDER_CHUNK, max(32, len(pending) // (workers * 16)))
     parts: list[list[int]] = []
-
-    def split(group: list[int], depth: int) -> None:
+    todo = [(sorted(pending, key=lambda i: folders[i]), 0)]  # (items of a folder, its depth), in path order
+    while todo:
+        group, depth = todo.pop()
         if len(group) <= limit:
             parts.append(group)
-            return
+            continue
         here: list[int] = []  # items directly in this folder
         below: dict[str, list[int]] = {}
         for i in group:
@@ -72,12 +85,8 @@ def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ..
                 below.setdefault(folder[depth], []).append(i)
             else:
                 here.append(i)
-        for k in range(0, len(here), limit):
-            parts.append(here[k:k + limit])
-        for name in sorted(below):
-            split(below[name], depth + 1)
-
-    split(sorted(pending, key=lambda i: folders[i]), 0)
+        parts.extend(here[k:k + limit] for k in range(0, len(here), limit))
+        todo.extend((below[name], depth + 1) for name in sorted(below, reverse=True))
     parts.sort(key=len, reverse=True)  # (stable: parts of one size stay in path order)
     return parts
 
@@ -86,13 +95,15 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
                    finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
                    setup: Optional[Callable[[], None]] = None,
                    folders: Optional[list[tuple[str, ...]]] = None,
-                   after_chunk: Optional[Callable[[list, list], None]] = None) -> None:
+                   after_chunk: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None) -> None:
     """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
     calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
     ``setup`` (a module-level function) runs once in each worker before its first item. With ``folders``
     (the folder of each item, as path parts), the items of a folder tree go to one worker together
-    (:func:`_folder_chunks`). ``after_chunk(items, results)`` (a module-level function, or a partial of
-    one) runs in the worker once it has a chunk's results, before they are sent; it may complete them."""
+    (:func:`_folder_chunks`). ``after_chunk(items, results, running)`` (a module-level function, or a
+    partial of one) runs in the worker once it has a chunk's results, before they are sent; it may complete
+    them, and calls ``running(k, True)`` before more work on the chunk's ``k``-th item (``running(k,
+    False)`` after): if the worker dies then, that item is blamed and run alone, as for ``fn``."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 

@@ -218,3 +218,22 @@ def test_a_chunk_analyses_ahead_only_the_files_the_second_phase_can_take(tmp_pat
     analyze_feeders_ahead([Job(file=j.file, display=j.display, roots=j.roots, settings=settings, force_parse=True)
                            for j in jobs], again)
     assert all(r.ahead is None for r in again)
+
+
+def test_a_helper_too_large_for_one_project_is_still_read_for_another_in_the_same_process(tmp_path):
+    """Helper modules are kept per process for the next files; one that a project with a small
+    max-file-size could not read must still be read for a project without that limit."""
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "pyproject.toml").write_text("[tool.npu-audit]\nmax-file-size = 300\n")
+    (tmp_path / "A" / "train.py").write_text(_script_through("B.npu_cfg", "0"))
+    (tmp_path / "B").mkdir()
+    (tmp_path / "B" / "__init__.py").write_text("")
+    helper = NPU_HELPER.replace("session_config()", "session_config(steps)").replace("= 10", "= steps")
+    assert len(helper.encode()) > 300
+    (tmp_path / "B" / "npu_cfg.py").write_text(helper)
+    (tmp_path / "B" / "train.py").write_text(_script_through("npu_cfg", "0"))
+    done = subprocess.run([sys.executable, "-m", "npu_audit", "--format", "json", "--no-cache", "--jobs", "1", "."],
+                          capture_output=True, text=True, cwd=tmp_path)  # (A's files first, in one process)
+    assert done.returncode in (0, 1), done.stderr
+    flagged = {d["path"] for d in json.loads(done.stdout)["diagnostics"] if d["name"] == "out-of-range"}
+    assert str(Path("B", "train.py")) in flagged

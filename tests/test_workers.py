@@ -119,3 +119,69 @@ def test_the_files_of_one_project_go_to_one_worker_together_largest_projects_fir
     # a folder too large for one chunk is cut into parts of the limit (here 32 items)
     flat = _folder_chunks(list(range(100)), 2, [("x",)] * 100)
     assert [len(c) for c in flat] == [32, 32, 32, 4] and [i for c in flat for i in c] == list(range(100))
+
+
+NPU_HELPER = '''import tensorflow as tf
+
+
+def session_config(steps):
+    config = tf.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["iterations_per_loop"].i = steps
+    return config
+'''
+
+
+def _run_killing_in_second_phase(tree, out, alone_calls) -> None:
+    """(in a forked child: a regression that kills the process running the run must not kill pytest)
+    npu-audit over ``tree`` where the second-phase analysis of train.py kills its process."""
+    from npu_audit import workers
+
+    real_analyze, real_alone = pipeline._analyze, workers._alone
+
+    def analyze(job: Job):
+        if job.force_parse and os.path.basename(job.file) == "train.py":
+            faulthandler.disable()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_analyze(job)
+
+    def alone(*args):
+        with open(alone_calls, "a") as f:
+            f.write("x")
+        return real_alone(*args)
+
+    pipeline._analyze, workers._alone = analyze, alone
+    os._exit(main(["--no-cache", "--isolated", "--jobs", "2", "--format", "json", "-o", str(out), str(tree)]))
+
+
+def test_a_file_whose_second_phase_analysis_kills_its_worker_costs_that_file_only(tmp_path):
+    """train.py has no NPU marker but passes a value into an NPU helper: the worker analyses it right
+    after its project (pipeline.analyze_feeders_ahead), and that analysis kills the worker. The file is
+    blamed (not its chunk, whose files would each be run in a process of their own), the second phase
+    runs it in a worker again (not in the run's own process), and the run reports it as lost."""
+    proj, other = tmp_path / "tree" / "proj", tmp_path / "tree" / "other"
+    proj.mkdir(parents=True)
+    other.mkdir()
+    (proj / "npu_cfg.py").write_text(NPU_HELPER)
+    (proj / "train.py").write_text("import tensorflow as tf\nfrom npu_cfg import session_config\n\n"
+                                   "sess = tf.Session(config=session_config(0))\n")
+    for folder, count in ((proj, 20), (other, 40)):  # (proj: one chunk of 22 files)
+        for n in range(count):
+            (folder / f"util_{n:02d}.py").write_text(f"VALUE = {n}\n")
+    out, alone_calls = tmp_path / "report.json", tmp_path / "alone_calls"
+    alone_calls.write_text("")
+    child = multiprocessing.get_context("fork").Process(
+        target=_run_killing_in_second_phase, args=(tmp_path / "tree", out, alone_calls))
+    child.start()
+    child.join(120)
+    assert child.exitcode == 2  # (a file was lost; -9 if the run's own process was killed)
+    report = json.loads(out.read_text())
+    by_name = {}
+    for d in report["diagnostics"]:
+        by_name.setdefault(os.path.basename(d["path"]), []).append(d["name"])
+    assert by_name == {"train.py": ["internal-error"]}
+    assert report["summary"]["files"] == 62
+    # run alone: train.py's first phase after the death ahead, then its second phase (and at most the file
+    # the other worker was analysing when the pool broke)
+    assert len(alone_calls.read_text()) <= 3

@@ -61,8 +61,8 @@ class Extraction:
 
 
 # Helper modules parsed in this process, reused by every script that imports them (the trees are never
-# changed; the interpreter keeps its state outside them). Keyed by real path, size and mtime, and for
-# a part of a module (npu_audit.extract.demand) by the statements it holds.
+# changed; the interpreter keeps its state outside them). Keyed by real path, size, mtime and the size
+# limit read under, and for a part of a module (npu_audit.extract.demand) by the statements it holds.
 _PARSED: OrderedDict[tuple, Optional[cst.Module]] = OrderedDict()
 _PARSED_MAX = 256
 
@@ -117,7 +117,8 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
     def reader(path: Path, want: Optional[str] = None):
         try:
             st = os.stat(path)
-            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+            # (max_bytes too: a project whose settings read less must not leave a helper unread for the next)
+            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns, max_bytes)
         except OSError:
             return None
         display = display_for(path)
