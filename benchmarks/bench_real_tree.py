@@ -13,7 +13,8 @@ Figures (medians of --runs runs; each a whole process, as a user runs it):
 - ``npu-audit --version``;
 - one small real NPU script from the command line (the first file of the tree, in path order, with an
   NPU marker and 40-60 lines), without cache;
-- the whole tree cold (``--no-cache``): wall seconds, files, files parsed, files holding an NPU marker
+- the whole tree cold (``--no-cache``): wall seconds, CPU seconds (user + system, workers included),
+  files, files parsed, files holding an NPU marker
   (the byte prefilter's count), peak resident memory of the largest process (a worker);
 - the whole tree warm (a cache filled by a first run): unchanged (the run's whole result is reused), and
   as a command not run before (``--exclude`` of a folder that does not exist: the entries per file answer,
@@ -46,10 +47,11 @@ def run_timed(cmd: list[str], cwd: str | None = None) -> tuple[float, float, sub
     code = (
         "import resource, subprocess, sys, json\n"
         "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
-        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "sys.stderr.buffer.write(p.stderr)\n"
         "sys.stdout.buffer.write(p.stdout)\n"
-        "sys.stderr.write('\\n@@peak %d @@rc %d\\n' % (peak, p.returncode))\n"
+        "sys.stderr.write('\\n@@cpu %.2f\\n' % (usage.ru_utime + usage.ru_stime))\n"
+        "sys.stderr.write('\\n@@peak %d @@rc %d\\n' % (usage.ru_maxrss, p.returncode))\n"
     )
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True, cwd=cwd)
@@ -57,6 +59,16 @@ def run_timed(cmd: list[str], cwd: str | None = None) -> tuple[float, float, sub
     tail = done.stderr.rsplit("@@peak", 1)[-1].split()
     peak_kb = int(tail[0]) if tail and tail[0].isdigit() else 0
     return wall, peak_kb / 1024, done
+
+
+def cpu_seconds(done: subprocess.CompletedProcess) -> float:
+    """User + system CPU seconds of a :func:`run_timed` run, its worker processes included: on a machine
+    whose speed drifts, what a run cost is easier to compare than its wall time."""
+    tail = done.stderr.rsplit("@@cpu", 1)[-1].split()
+    try:
+        return float(tail[0])
+    except (IndexError, ValueError):
+        return float("nan")
 
 
 def npu_audit(*args: str) -> list[str]:
@@ -122,7 +134,7 @@ def main() -> int:
 
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     if not args.skip_cold:
-        walls, peaks, parsed = [], [], []
+        walls, cpus, peaks, parsed = [], [], [], []
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as out:
                 report = os.path.join(out, "r.json")
@@ -131,12 +143,14 @@ def main() -> int:
                 with open(report, encoding="utf-8") as handle:
                     summary = json.load(handle)["summary"]
             walls.append(wall)
+            cpus.append(cpu_seconds(done))
             peaks.append(peak)
             parsed.append(summary["files_parsed"])
-            print(f"  cold run: {wall:.1f} s, {summary['files']} files, {summary['files_parsed']} parsed, "
-                  f"{summary['findings']} findings, peak {peak:.0f} MB")
-        figures.update(cold_s=median(walls), files_parsed=int(median(parsed)), peak_mb=max(peaks))
-        print(f"whole tree cold: median {figures['cold_s']:.1f} s; parsed {figures['files_parsed']} "
+            print(f"  cold run: {wall:.1f} s ({cpus[-1]:.1f} CPU-s), {summary['files']} files, "
+                  f"{summary['files_parsed']} parsed, {summary['findings']} findings, peak {peak:.0f} MB")
+        figures.update(cold_s=median(walls), cold_cpu_s=median(cpus), files_parsed=int(median(parsed)),
+                       peak_mb=max(peaks))
+        print(f"whole tree cold: median {figures['cold_s']:.1f} s ({figures['cold_cpu_s']:.1f} CPU-s); parsed {figures['files_parsed']} "
               f"({figures['files_parsed'] / max(1, marked):.2f} x marker files); peak {figures['peak_mb']:.0f} MB")
 
     with tempfile.TemporaryDirectory() as cache:
