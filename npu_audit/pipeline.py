@@ -546,6 +546,8 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
                 noting: bool = False, ahead: bool = False) -> None:
     """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes (npu_audit.workers: a worker that
     dies costs only the file it was analysing), calling ``finished`` for each."""
+    from functools import partial
+
     from npu_audit.workers import run_in_workers
 
     def died(i: int, how: str) -> FileReport:
@@ -556,17 +558,14 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
             "the other files were. If it ran out of memory, exclude the file or split it"))
         return failed
 
-    # (the folders of the files: a project's files share its helper modules)
-    folders = [tuple(os.path.dirname(os.path.abspath(job.file)).split(os.sep)) for job in jobs]
-    from functools import partial
-
     run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,
-                   setup=prepare_analysis_process, folders=folders,
+                   setup=prepare_analysis_process, files=[job.file for job in jobs],
                    after_chunk=partial(analyze_feeders_ahead, noting=noting) if ahead else None)
 
 
 def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport],
-                          running: Optional[Callable[[int, bool], None]] = None, noting: bool = False) -> None:
+                          running: Callable[[int, bool], None] = lambda i, started: None,
+                          noting: bool = False) -> None:
     """In a worker, after a chunk of the first phase (a project's files, ``reports`` their reports): the
     files of the chunk that the second phase would parse as far as the chunk tells (:func:`_feeders` over
     the chunk alone) are analysed now, while the helper modules they import are still parsed in this
@@ -583,11 +582,9 @@ def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport],
         return
     analyze = analyze_noting_imports if noting else analyze_in_batch
     for i in picked:
-        if running is not None:
-            running(i, True)
+        running(i, True)
         reports[i].ahead = analyze(replace(jobs[i], force_parse=True))
-        if running is not None:
-            running(i, False)
+        running(i, False)
 
 
 def analyze_noting_imports(job: Job, collect: bool = True) -> FileReport:

@@ -559,7 +559,6 @@ class _Builder:
             else:
                 todo.append((kw.value, args_sink and isinstance(kw.value, (ast.Name, ast.Attribute)), into))
 
-
     @staticmethod
     def _apart(unit: _Unit, through: str, arg: ast.expr, todo: list) -> None:
         """Walk ``arg`` (an argument of a call through ``through``, an import from outside the tree) with

@@ -10,6 +10,7 @@ again alone in a process of its own (where its death is that item's own doing, r
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Optional
 
 _STARTED, _FINISHED = 1, 2
@@ -94,13 +95,13 @@ def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ..
 def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,
                    finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
                    setup: Optional[Callable[[], None]] = None,
-                   folders: Optional[list[tuple[str, ...]]] = None,
+                   files: Optional[list[str]] = None,
                    after_chunk: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None) -> None:
     """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
     calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
-    ``setup`` (a module-level function) runs once in each worker before its first item. With ``folders``
-    (the folder of each item, as path parts), the items of a folder tree go to one worker together
-    (:func:`_folder_chunks`). ``after_chunk(items, results, running)`` (a module-level function, or a
+    ``setup`` (a module-level function) runs once in each worker before its first item. With ``files``
+    (the file each item reads), the items of a folder tree go to one worker together
+    (:func:`_folder_chunks`): a project's files share the helper modules a worker keeps parsed. ``after_chunk(items, results, running)`` (a module-level function, or a
     partial of one) runs in the worker once it has a chunk's results, before they are sent; it may complete
     them, and calls ``running(k, True)`` before more work on the chunk's ``k``-th item (``running(k,
     False)`` after): if the worker dies then, that item is blamed and run alone, as for ``fn``."""
@@ -109,6 +110,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
 
     context = multiprocessing.get_context()
     pending = list(todo)
+    folders = [tuple(os.path.dirname(os.path.abspath(f)).split(os.sep)) for f in files] if files is not None else None
     while pending:
         states = context.Array("b", len(items), lock=False)
         chunks = _folder_chunks(pending, workers, folders) if folders is not None else _chunks(pending, workers)

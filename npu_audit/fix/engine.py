@@ -483,9 +483,8 @@ def fix_files(items: list[tuple[Job, FileReport]], unsafe: bool, jobs: int = 0,
             fx.problems.append("npu-audit's worker process died while fixing this file; left unchanged")
             return fx
 
-        # (a project's files together in one worker: they share the helper modules it parses)
-        folders = [tuple(os.path.dirname(os.path.abspath(job.file)).split(os.sep)) for job, _report in items]
-        run_in_workers(_fix_one, work, list(range(total)), workers, finished, died, folders=folders)
+        run_in_workers(_fix_one, work, list(range(total)), workers, finished, died,
+                       files=[job.file for job, _report in items])
     else:
         for i, item in enumerate(work):
             finished(i, _fix_one(item))
