@@ -5,7 +5,7 @@ Wall and CPU seconds on the project's machines drift by up to two times within a
 Performance), so two versions compared by time need many paired runs and still differ by 10-20%
 between pairs. Valgrind's callgrind counts the instructions a run executes: the same code on the same
 files gives the same count to about 0.1%, whatever else the machine does. The count is not time (a
-cache miss costs more than an addition), so it complements ``farm-bench --vs`` and
+cache miss costs more than an addition), so it complements paired timings and
 ``bench_real_tree.py``; it does not replace them.
 
 The sample: the folders of the tree that hold a file with an NPU marker (the byte prefilter's), in path

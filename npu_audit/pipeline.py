@@ -42,7 +42,7 @@ def _file_finding(rule_name: str, display: str, message: str, line: int = 1, col
 #: Allocations between two young-generation collections (CPython's default is 700). An analysis
 #: allocates millions of short-lived objects next to large long-lived trees (parsed helper modules,
 #: the knowledge base): with the default, the collector ran so often that it cost about a tenth of the
-#: analysis time (benchmarks: ``farm-bench`` A/B on a real folder, ``--jobs 1``: 0.89 of the time).
+#: analysis time (benchmarks: paired A/B runs on a real folder, ``--jobs 1``: 0.89 of the time).
 GC_THRESHOLDS = (50_000, 20, 100)
 
 
