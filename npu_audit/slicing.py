@@ -573,6 +573,12 @@ class _Builder:
 def _call_free(node: ast.AST) -> bool:
     """Whether evaluating ``node`` calls nothing and binds nothing (``(n := steps)`` binds ``n`` for later
     statements): its reads have no effect but its value."""
+    kind = type(node)
+    while kind is _ATTRIBUTE:  # (most arguments are a name, a constant or a dotted name: no walk)
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node)
+    if kind is _NAME or kind is _CONSTANT:
+        return True
     return not any(type(n) is _CALL or type(n) is _NAMED_EXPR for n in python_walk(node))
 
 
