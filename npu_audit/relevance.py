@@ -36,12 +36,17 @@ def bound_names(stmt: ast.stmt) -> set[str]:
     todo: list[ast.AST] = [stmt]
     while todo:
         node = todo.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                out.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Constant:
+            continue
         if isinstance(node, _DEFINITIONS):
             out.add(node.name)
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
             out.update(node.names)
         todo.extend(python_children(node))
     return out
@@ -52,11 +57,13 @@ def _read(stmt: ast.stmt) -> set[str]:
     todo: list[ast.AST] = [stmt]
     while todo:
         node = todo.pop()
-        if type(node) is ast.Name:
-            if type(node.ctx) is not ast.Store:
-                out.add(node.id)
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Store:  # type: ignore[attr-defined]
+                out.add(node.id)  # type: ignore[attr-defined]
             continue
-        todo.extend(python_children(node))
+        if kind is not ast.Constant:
+            todo.extend(python_children(node))
     return out
 
 

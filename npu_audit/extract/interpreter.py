@@ -613,8 +613,7 @@ class Interpreter:
             binding = scope[name]
             sym = binding.sym  # an imported name stays lazy until its value is used
             path = binding.path
-            made_here = not path or frame.branch_key()[: len(path)] == path
-            if not made_here and isinstance(sym, Const):
+            if path and isinstance(sym, Const) and frame.branch_key()[: len(path)] != path:
                 # assigned in a branch we are not in: one of several values
                 return Unknown(name=None, why="assigned in a branch")
             # a value read through a name was resolved (the literal is elsewhere)

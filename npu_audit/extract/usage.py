@@ -29,10 +29,13 @@ def only_written_into(tree: ast.AST, name: str) -> bool:
 
 
 def _scan_ast(node: ast.AST, name: str, parents: list[ast.AST]) -> bool:
-    if isinstance(node, ast.Name) and node.id == name:
-        return _allowed_ast(node, parents)
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return name not in node.names
+    if type(node) is ast.Name:
+        return node.id != name or _allowed_ast(node, parents)
+    kind = type(node)
+    if kind is ast.Constant:
+        return True
+    if kind is ast.Global or kind is ast.Nonlocal:
+        return name not in node.names  # type: ignore[attr-defined]
     parents.append(node)
     try:
         for child in cst.python_children(node):
