@@ -118,7 +118,7 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
         try:
             st = os.stat(path)
             # (max_bytes too: a project whose settings read less must not leave a helper unread for the next)
-            key = (os.path.realpath(path), st.st_size, st.st_mtime_ns, max_bytes)
+            key = (str(path), st.st_size, st.st_mtime_ns, max_bytes)  # (``path`` is resolved: Project.load)
         except OSError:
             return None
         display = display_for(path)
@@ -171,11 +171,11 @@ def _helper_text(source):
 def display_for_factory(root_display: str, root_file: Path):
     """Display paths for helper modules: relative to the analysed file's folder, as the user gave it."""
     base_display = Path(root_display).parent
-    base_file = root_file.resolve().parent
+    root_real = root_file.resolve()
+    base_file = root_real.parent
 
-    def display_for(path: Path) -> str:
-        path = path.resolve()
-        if path == root_file.resolve():
+    def display_for(path: Path) -> str:  # (``path``: resolved, as the project's reader is given it)
+        if path == root_real:
             return root_display
         try:
             rel = path.relative_to(base_file)
@@ -221,7 +221,7 @@ def extract_configs(
         configs=configs,
         facts=facts,
         modules=modules,
-        dependencies=[p for p in project.dependencies(file) if p != file.resolve()],
+        dependencies=[p for p in project.dependencies(file) if p != state.file],
     )
 
 
