@@ -64,8 +64,8 @@ _MAX_FOLDER_CHUNK = 512  # (a dying worker costs its chunk's results, and progre
 def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ...]]) -> list[list[int]]:
     """``pending`` cut into chunks that keep the items of one folder tree together (``folders[i]``: the
     folder of item ``i``, as path parts), largest first: the tree of folders is split from the top until
-    each part holds at most a sixteenth of one worker's share (at least 32 items, at most 512), so that a worker
-    analyses a project's files one after the other and reads the helper modules they share once, where
+    each part holds at most a sixteenth of one worker's share (at least 32 items, at most 512), so that a
+    worker analyses a project's files one after the other and reads the helper modules they share once, where
     consecutive chunks of 32 spread a project over every worker, each parsing its helpers again. The
     largest parts go first and the smallest last, so that the workers finish together."""
     if not pending:
@@ -101,10 +101,11 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
     calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
     ``setup`` (a module-level function) runs once in each worker before its first item. With ``files``
     (the file each item reads), the items of a folder tree go to one worker together
-    (:func:`_folder_chunks`): a project's files share the helper modules a worker keeps parsed. ``after_chunk(items, results, running)`` (a module-level function, or a
-    partial of one) runs in the worker once it has a chunk's results, before they are sent; it may complete
-    them, and calls ``running(k, True)`` before more work on the chunk's ``k``-th item (``running(k,
-    False)`` after): if the worker dies then, that item is blamed and run alone, as for ``fn``."""
+    (:func:`_folder_chunks`): a project's files share the helper modules a worker keeps parsed.
+    ``after_chunk(items, results, running)`` (a module-level function, or a partial of one) runs in the
+    worker once it has a chunk's results, before they are sent; it may complete them, and calls
+    ``running(k, True)`` before more work on the chunk's ``k``-th item (``running(k, False)`` after): if
+    the worker dies then, that item is blamed and run alone, as for ``fn``."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -117,7 +118,8 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
                                  initializer=_init_worker, initargs=(states, setup)) as pool:
-            futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk], after_chunk): chunk for chunk in chunks}
+            futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk], after_chunk): chunk
+                       for chunk in chunks}
             for future in as_completed(futures):
                 try:
                     results = future.result()
