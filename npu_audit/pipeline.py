@@ -144,7 +144,7 @@ def _analyze(job: Job) -> FileReport:
 
     # (the interpreter and positions read the parsed text; findings, suppressions and fixes the original)
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
-                                 [Path(r) for r in job.roots], settings.max_bytes, all_positions=job.want_configs,
+                                 job.roots, settings.max_bytes, all_positions=job.want_configs,
                                  text=parsed.text, tree=tree, dropped=dropped)
     from npu_audit.extract.positions import python_ast
     from npu_audit.relevance import npu_exports
@@ -171,6 +171,7 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = 
     keeps nothing but imports (a file of the second phase that only imports an NPU module: parsing and
     reading it could give no config)."""
     from npu_audit import slicing
+    from npu_audit.imports import real_folders
 
     if not slicing.enabled():
         return source, None, frozenset()
@@ -178,7 +179,7 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = 
 
     known = slice_knowledge(kb)
     here = os.path.realpath(os.path.dirname(os.path.abspath(file)))
-    reaches = slicing.TreeReach(here, tuple(os.path.realpath(r) for r in roots) or (here,),
+    reaches = slicing.TreeReach(here, real_folders(roots) or (here,),
                                 identifiers=known.identifiers + known.config_calls)
     tree = python_ast(source.text)
     result = slicing.slice_text(source.text, tree, known.identifiers, reaches, reaches.exports, known.modelled,

@@ -50,3 +50,19 @@ def test_a_module_added_later_is_found_after_forget(tree):
     (open(os.path.join(tree, "a", "numpy.py"), "w")).close()
     imports.forget()
     assert imports.resolve_in_tree("numpy", 0, from_dir, (tree,)) == os.path.join(tree, "a", "numpy.py")
+
+
+def test_roots_given_through_a_link_are_resolved_again_after_forget(tmp_path):
+    # a run resolves its roots once for all its files; the language server forgets between analyses, so a
+    # workspace link pointed at another checkout is followed to the new one
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    link = tmp_path / "work"
+    link.symlink_to(tmp_path / "one", target_is_directory=True)
+    imports.forget()
+    assert imports.real_folders((str(link),)) == (str((tmp_path / "one").resolve()),)
+    link.unlink()
+    link.symlink_to(tmp_path / "two", target_is_directory=True)
+    assert imports.real_folders((str(link),)) == (str((tmp_path / "one").resolve()),)  # (within one run)
+    imports.forget()
+    assert imports.real_folders((str(link),)) == (str((tmp_path / "two").resolve()),)

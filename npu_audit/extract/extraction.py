@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import npu_audit.syntax as cst
 from npu_audit.extract.interpreter import Interpreter
@@ -194,7 +195,7 @@ def extract_configs(
     module: cst.Module,
     raw: bytes,
     kb: KnowledgeBase,
-    roots: list[Path],
+    roots: Sequence[Union[str, Path]],
     max_bytes: int = 10 * 1024 * 1024,
     all_positions: bool = False,
     text: Optional[str] = None,

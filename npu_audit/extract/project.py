@@ -9,9 +9,10 @@ cache entry can depend on exactly the files its analysis read.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import npu_audit.syntax as cst
 
@@ -64,9 +65,10 @@ class ModuleState:
 class Project:
     """Resolves imports to files below the analysis roots and loads them on demand."""
 
-    def __init__(self, roots: list[Path], reader: Reader, max_modules: int = 200):
-        self.roots = [r.resolve() for r in roots]
-        self._root_names = tuple(str(r) for r in self.roots)
+    def __init__(self, roots: Sequence[Union[str, Path]], reader: Reader, max_modules: int = 200):
+        from npu_audit.imports import real_folders
+
+        self._root_names = real_folders(tuple(str(root) for root in roots))
         self.reader = reader
         self.max_modules = max_modules
         self.modules: dict[Path, ModuleState] = {}
