@@ -17,12 +17,12 @@ pipeline uses this to parse only the files that import such a name (``pipeline._
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Callable, Optional
 
 from npu_audit.prefilter import may_configure_npu
 from npu_audit.syntax import python_children
-from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
+from npu_audit.text import IDENTIFIER_WORD, source_lines
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _ANY: frozenset[str] = frozenset({"(any)"})  # (a statement whose words cannot be trusted: walk it)
@@ -67,7 +67,7 @@ def _read(stmt: ast.stmt) -> set[str]:
     return out
 
 
-def statement_source(lines: list[str], stmt: ast.stmt) -> str:
+def statement_source(lines: Sequence[str], stmt: ast.stmt) -> str:
     """The source lines of a statement (``lines``: the text's, with their line breaks), decorators included."""
     first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
     return "".join(lines[first - 1: stmt.end_lineno or stmt.lineno])
@@ -82,7 +82,7 @@ def carrying_names(tree: ast.Module, text: str, is_seed: Callable[[str], bool], 
     ``exact``: what a statement reads is the names its ast reads; else every identifier-like word of its
     source (strings and comments too: more names count, none is missed). Either way a statement's words
     are looked at first, and the ast walked only for one whose words name a relevant name."""
-    lines = split_lines_keepends(text)
+    lines = source_lines(text)
     statements = [s for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
     segments = [statement_source(lines, s) for s in statements]
     bound = [bound_names(s) for s in statements]

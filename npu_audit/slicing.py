@@ -58,7 +58,7 @@ from typing import Callable, Optional, Union
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
 from npu_audit.syntax import python_children, python_walk
-from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
+from npu_audit.text import IDENTIFIER_WORD, source_lines
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
 
@@ -1010,7 +1010,7 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     name bound to what they give is not followed forward."""
     if tree is None:
         return None
-    lines = split_lines_keepends(text)
+    lines = source_lines(text)
     names = SEED_IDENTIFIERS | frozenset(identifiers)
     aliases, helpers, star = _imports(tree, names, reaches, exports)
     in_tree = getattr(reaches, "in_tree", None) if modelled is not None else None

@@ -51,10 +51,14 @@ class SourceText:
     text: str  # decoded text (BOM removed), newlines as in the file
     encoding: str  # "utf-8", "iso-8859-1", "cp1252", ...; "utf-8-sig" when a BOM was present
     has_bom: bool
-    newline: str  # dominant line ending: "\n", "\r\n" or "\r"
     #: encoding problems that did not stop the reading (``lenient``: bytes that are not UTF-8 only inside
     #: comments, each read as U+FFFD); reported as unreadable-file findings at their own severity
     notes: tuple[ReadProblem, ...] = ()
+
+    @property
+    def newline(self) -> str:
+        """The dominant line ending: "\\n", "\\r\\n" or "\\r" (counted when asked: most files read never need it)."""
+        return _dominant_newline(self.raw)
 
 
 # PEP 263 (the regular expression CPython's tokenize module uses).
@@ -285,7 +289,6 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
         text=text,
         encoding="utf-8-sig" if has_bom else encoding,
         has_bom=has_bom,
-        newline=_dominant_newline(raw),
     )
 
 
@@ -366,7 +369,6 @@ def _comments_only_invalid(
         text=text,
         encoding="utf-8-sig" if has_bom else "utf-8",
         has_bom=has_bom,
-        newline=_dominant_newline(raw),
         notes=(_comment_bytes_note(display, data, text, bad, places, has_bom, declared, cookie_line),),
     )
 

@@ -53,6 +53,22 @@ def split_lines_keepends(text: str) -> list[str]:
     return out
 
 
+def source_lines(text: str) -> tuple[str, ...]:
+    """:func:`split_lines_keepends` of ``text`` as a tuple. The last few texts asked for are remembered by
+    identity: the slice, the module's NPU names and the helper reader each cut the same source text."""
+    global _recent_lines
+    recent = _recent_lines  # (replaced whole, never changed in place: threads of the language server)
+    for known, lines in recent:
+        if known is text:
+            return lines
+    lines = tuple(split_lines_keepends(text))
+    _recent_lines = ((text, lines),) + recent[:3]
+    return lines
+
+
+_recent_lines: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
 def line_starts(text: str) -> list[int]:
     """Offset of the first character of each line (``starts[n - 1]`` for line ``n``); a final line break
     starts one more (empty) line."""

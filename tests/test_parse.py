@@ -321,7 +321,7 @@ def test_internal_defects_become_problems(monkeypatch, guard):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("()[]{}'\"#\\:;,.=+-*/ \t\n\rabcif0ü`$@")), max_size=80))
 def test_parse_module_never_raises(text):
-    result = parse_module(SourceText("f.py", text.encode(), text, "utf-8", False, "\n"))
+    result = parse_module(SourceText("f.py", text.encode(), text, "utf-8", False))
     assert isinstance(result, (syntax.Module, SyntaxProblem))
     if isinstance(result, SyntaxProblem):
         assert "\n" not in result.message and result.line >= 1 and result.column >= 1

@@ -27,7 +27,7 @@ import ast
 from collections.abc import Iterable
 
 from npu_audit.syntax import python_walk
-from npu_audit.text import IDENTIFIER_WORD, split_lines_keepends
+from npu_audit.text import IDENTIFIER_WORD, source_lines
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -70,7 +70,7 @@ class HelperText:
     """A helper module's text cut at its top-level statements (``tree``: CPython's ast of ``text``)."""
 
     def __init__(self, text: str, tree: ast.Module):
-        self.lines = split_lines_keepends(text)
+        self.lines = source_lines(text)
         self.spans: list[tuple[int, int]] = []  # per top-level statement: first and last line (1-based)
         self.definitions: dict[str, list[int]] = {}  # name -> the top-level def/class statements binding it
         self.base: list[int] = []  # the other top-level statements

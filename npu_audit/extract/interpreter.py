@@ -51,7 +51,7 @@ from npu_audit.extract.symbols import (
 )
 from npu_audit.extract.tf2 import OptionsRef, Tf2Extractor
 from npu_audit.knowledge.model import KnowledgeBase
-from npu_audit.text import split_lines_keepends
+from npu_audit.text import source_lines
 
 MAX_CALL_DEPTH = 12
 MAX_UNROLL = 64
@@ -1221,7 +1221,7 @@ def _npu_relevant_definitions(module: cst.Module, text: str, whole: Any = None,
     cst_defs = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     if len(ast_defs) != len(cst_defs) or any(a.name != c.name.value for a, c in zip(ast_defs, cst_defs)):
         return None
-    lines = split_lines_keepends(text)
+    lines = source_lines(text)
     relevant = set()
     for a in ast_defs:
         if may_configure_npu(statement_source(lines, a).encode("utf-8", "surrogatepass")):
