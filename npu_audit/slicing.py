@@ -23,14 +23,22 @@ only costs time):
   hold the config: its methods are uses), or to an API that takes a config. Passing it as the
   receiver of an unmodelled method (``sess.run(train_op)``) or to an unmodelled function is not such a
   use (the interpreter ignores those calls). A name bound to a session a statement opens
-  (``with tf.Session(config=c) as sess``) is not followed forward at all: the session's NPU options were
+  (``with tf.Session(config=c) as sess``, or an attribute it is stored in: ``self.sess = tf.Session(...)``)
+  is not followed forward at all: the session's NPU options were
   fixed when it opened, so handing it to a helper that runs the model (with the data that helper is
   given) changes nothing; a call that uses it for NPU code (``set_iteration_per_loop(sess, ...)``) is a
-  seed and keeps it. A helper of the file called with it gets the parameter tainted; a helper returning
+  seed and keeps it. A constant stored in an attribute of such an object (``custom_op.name =
+  "NpuOptimizer"``) makes no other ``x.name`` a use: whoever reads the attribute of the object reads the
+  object too. A helper of the file called with it gets the parameter tainted; a helper returning
   it taints its call sites' targets;
 - **backward**: every statement that binds or mutates a name a kept statement reads (all of them in
   the name's scope, before or after: loops), attribute stores and class attributes of an attribute
-  a kept statement reads (``self.mode``), the return statements of a helper whose value a kept
+  a kept statement reads (``self.mode``), and the statements that change what such an attribute holds
+  (``self.opts["mode"] = ...``); of a name whose attributes alone a kept statement reads (``self.mode``,
+  or the receiver of a method of the file, ``self.build()``), a statement that only stores another
+  attribute into it (``self.model = ...``) is not needed for that read, since the attributes read are
+  needed on their own (a read of the whole object, ``getattr(self, name)``, ``self.__dict__`` or
+  ``helper(self)``, needs every such store); the return statements of a helper whose value a kept
   statement uses, and the arguments of a kept call of a helper for the parameters the helper's kept
   statements read; not what is read only by an argument, calling nothing itself, of a call through a
   name that only imports from outside the tree bind (``tf.layers.dense(features, units)``,
@@ -174,12 +182,18 @@ class _Scope:
         self.declarations: list[_Unit] = []  # global/nonlocal statements
 
 
+#: What an argument reads, collected apart (a helper call's, or a call's through an import from outside the
+#: tree): the names it reads whole, the attributes it reads, and (name, attribute) for each ``name.attr`` read.
+_Part = tuple[set[str], set[str], set[tuple[str, str]]]
+
+
 class _Unit:
     """One statement (for a compound statement: its header and clause lines)."""
 
     __slots__ = ("node", "parent", "scope", "first", "last", "blocks", "level", "reads", "attr_reads", "pending",
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
-                 "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self",
+                 "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self", "base_reads", "attr_mutated",
+                 "session_attrs", "attr_changes",
                  "helper_call", "helper_consumer", "sessions", "external", "external_args")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
@@ -192,13 +206,20 @@ class _Unit:
         self.blocks: list[list[_Unit]] = []
         self.level = -1  # -1 dropped; 0 kept for control flow; 1 reads needed; 2 value needed too
         self.reads: set[str] = set()
+        # (name, attr) of each ``name.attr`` read: the name is read only for that attribute (unless in ``reads``)
+        self.base_reads: set[tuple[str, str]] = set()
         self.attr_reads: set[str] = set()
-        self.pending: list[tuple[str, tuple, set[str], set[str]]] = []  # (callee, slot, names, attrs)
+        # (callee, slot, and what the argument reads: ``_Part``)
+        self.pending: list[tuple[str, tuple, set[str], set[str], set[tuple[str, str]]]] = []
         self.calls: set[str] = set()  # callees that are functions/classes of the file
         self.mentions: set[str] = set()
         self.binds: set[str] = set()
         self.attr_stores: set[str] = set()  # attributes stored as ``name.attr = ...``
         self.mutated: set[str] = set()
+        # names changed through one of their attributes: ``name.attr = ...`` (the store: ``attr_stores``), or
+        # ``name.attr[k] = ...``, ``name.attr.x = ...`` (what ``name.attr`` holds changes: ``attr_changes``)
+        self.attr_mutated: set[str] = set()
+        self.attr_changes: set[str] = set()
         self.seed: Optional[str] = None  # "config", "definition", "control"
         self.uses: set[str] = set()  # names used in a way the interpreter follows
         self.attr_uses: set[str] = set()  # attributes of ``name.attr`` used that way
@@ -212,10 +233,12 @@ class _Unit:
         self.helper_call = False  # calls into a module of the tree that can reach NPU code
         self.helper_consumer = False  # calls a name of such a module that is not one of its exports
         self.sessions: Optional[set[str]] = None  # names it binds to a session it opens (``sess = tf.Session(...)``)
+        # attributes it stores a session in (``self.sess = tf.Session()``), or a constant (``op.name = "x"``)
+        self.session_attrs: Optional[set[str]] = None
         self.external: Optional[set[str]] = None  # an import: the names it binds to modules outside the tree
         # arguments of calls into such a module that the interpreter does not model: (the name the callee is
         # reached through, names, attributes), needed only if that name is not such an import after all
-        self.external_args: Optional[list[tuple[str, set[str], set[str]]]] = None
+        self.external_args: Optional[list[tuple[str, set[str], set[str], set[tuple[str, str]]]]] = None
 
 
 class _Builder:
@@ -237,6 +260,7 @@ class _Builder:
         self.star_helpers = star_helpers  # a `from m import *` of such a module
         self.def_names = {n.name for n in _statements(tree.body) if isinstance(n, _DEFS)}
         self.units: list[_Unit] = []
+        self._methods: dict[int, frozenset[str]] = {}  # class statement -> the methods it defines
         self.module = _Scope("module", None, None)
         self.top = self.block(tree.body, None, self.module)
 
@@ -361,8 +385,13 @@ class _Builder:
             for target in stmt.targets:  # type: ignore[attr-defined]
                 self._targets(target, unit)
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
-            if self._opens_session(stmt.value) and all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
-                unit.sessions = {t.id for t in stmt.targets}  # type: ignore[attr-defined]
+            if self._opens_session(stmt.value):  # type: ignore[attr-defined]
+                if all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
+                    unit.sessions = {t.id for t in stmt.targets}  # type: ignore[attr-defined]
+                elif all(type(t) is _ATTRIBUTE and type(t.value) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
+                    unit.session_attrs = {t.attr for t in stmt.targets}  # type: ignore[attr-defined]
+            elif type(stmt.value) is _CONSTANT:  # type: ignore[attr-defined]
+                unit.session_attrs = {t.attr for t in stmt.targets if type(t) is _ATTRIBUTE}  # type: ignore[attr-defined]
         elif kind is ast.Expr and type(stmt.value) is not _CALL:  # type: ignore[attr-defined]
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.AugAssign):
@@ -428,16 +457,26 @@ class _Builder:
                 self._targets(element, unit)
         elif isinstance(target, ast.Starred):
             self._targets(target.value, unit)
+        elif isinstance(target, ast.Attribute) and type(target.value) is _NAME:
+            # ``name.attr = ...``: it matters to what reads ``attr`` (``attr_stores``) or ``name`` whole
+            base = target.value.id  # type: ignore[attr-defined]
+            unit.attr_mutated.add(base)
+            unit.attr_stores.add(target.attr)
+            unit.mentions.update((target.attr, base))
+            unit.base_reads.add((base, target.attr))
+            unit.uses.add(base)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
-            root = target.value
+            first, root = target, target.value
             while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
+                first, root = root, root.value
             if isinstance(root, ast.Name):
-                unit.mutated.add(root.id)
+                if type(first) is _ATTRIBUTE:
+                    unit.attr_mutated.add(root.id)
+                    unit.attr_changes.add(first.attr)  # type: ignore[attr-defined]
+                else:
+                    unit.mutated.add(root.id)
             if isinstance(target, ast.Attribute):
                 unit.mentions.add(target.attr)
-                if isinstance(target.value, ast.Name):
-                    unit.attr_stores.add(target.attr)
             # the target's base and subscripts are read
             self._walk([target.value] + ([target.slice] if isinstance(target, ast.Subscript) else []), unit)
 
@@ -448,11 +487,11 @@ class _Builder:
             if expr is not None:
                 self._expr(expr, unit, False, None)
 
-    def _expr(self, node: ast.AST, unit: _Unit, sink: bool, into: Optional[tuple[set[str], set[str]]]) -> None:
+    def _expr(self, node: ast.AST, unit: _Unit, sink: bool, into: Optional[_Part]) -> None:
         """Record what ``node`` reads. ``sink``: an occurrence here is not a use the interpreter follows
         (a pure ``name``/``name.attr`` chain under it passes nothing on). ``into``: the (names,
         attributes) of a helper call's argument, collected apart (needed only if the helper reads it)."""
-        todo: list[tuple[ast.AST, bool, Optional[tuple[set[str], set[str]]]]] = [(node, sink, into)]
+        todo: list[tuple[ast.AST, bool, Optional[_Part]]] = [(node, sink, into)]
         mentions = unit.mentions
         pop, push = todo.pop, todo.append
         while todo:
@@ -476,8 +515,16 @@ class _Builder:
                     unit.attr_reads.add(attr)
                 value = node.value  # type: ignore[attr-defined]
                 of = type(value)
-                if of is _NAME and not sink:
-                    unit.attr_uses.add(attr)
+                if of is _NAME:
+                    if not sink:
+                        unit.attr_uses.add(attr)
+                    if attr != "__dict__":  # (``x.__dict__``: every attribute of x)
+                        name = value.id  # type: ignore[attr-defined]
+                        mentions.add(name)
+                        (unit.base_reads if into is None else into[2]).add((name, attr))
+                        if not sink:
+                            unit.uses.add(name)
+                        continue
                 push((value, sink and (of is _NAME or of is _ATTRIBUTE), into))
             elif kind is _CALL:
                 self._call(node, unit, into, todo)  # type: ignore[arg-type]
@@ -526,7 +573,14 @@ class _Builder:
             else:
                 unit.attr_reads.add(name)
             base = func.value  # type: ignore[attr-defined]
-            todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
+            if helper and type(base) is _NAME and self._own_method(unit.scope, base.id, name):
+                # ``self.build()``, a method of the class around: what it reads of ``self``, its kept statements
+                # ask for themselves (a method inherited from another module may read any attribute)
+                unit.mentions.add(base.id)
+                (unit.base_reads if into is None else into[2]).add((base.id, name))
+                unit.uses.add(base.id)
+            else:
+                todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
         else:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
@@ -542,8 +596,8 @@ class _Builder:
             if outside and _call_free(arg):
                 self._apart(unit, root.id, arg, todo)  # type: ignore[attr-defined]
             elif helper and into is None and not isinstance(arg, ast.Starred):
-                part: tuple[set[str], set[str]] = (set(), set())
-                unit.pending.append((name, ("pos", i, by_attribute), part[0], part[1]))
+                part: _Part = (set(), set(), set())
+                unit.pending.append((name, ("pos", i, by_attribute), *part))
                 todo.append((arg, False, part))
             else:
                 todo.append((arg, args_sink and isinstance(arg, (ast.Name, ast.Attribute)), into))
@@ -553,20 +607,35 @@ class _Builder:
             if outside and _call_free(kw.value):
                 self._apart(unit, root.id, kw.value, todo)  # type: ignore[attr-defined]
             elif helper and into is None and kw.arg is not None:
-                part = (set(), set())
-                unit.pending.append((name, ("kw", kw.arg, by_attribute), part[0], part[1]))
+                part = (set(), set(), set())
+                unit.pending.append((name, ("kw", kw.arg, by_attribute), *part))
                 todo.append((kw.value, False, part))
             else:
                 todo.append((kw.value, args_sink and isinstance(kw.value, (ast.Name, ast.Attribute)), into))
+
+    def _own_method(self, scope: _Scope, receiver: str, method: str) -> bool:
+        """Whether ``receiver.method`` is read in a method of a class of the file, ``receiver`` its first
+        parameter, and the class itself defines ``method``."""
+        if scope.kind != "function" or not scope.params or scope.params[0] != receiver:
+            return False
+        owner = scope.parent
+        if owner is None or owner.kind != "class" or owner.unit is None:
+            return False
+        node = owner.unit.node
+        methods = self._methods.get(id(node))
+        if methods is None:
+            methods = self._methods[id(node)] = frozenset(
+                s.name for s in node.body if isinstance(s, _FUNCS))  # type: ignore[attr-defined]
+        return method in methods
 
     @staticmethod
     def _apart(unit: _Unit, through: str, arg: ast.expr, todo: list) -> None:
         """Walk ``arg`` (an argument of a call through ``through``, an import from outside the tree) with
         what it reads collected apart, and as no use of what it names."""
-        part: tuple[set[str], set[str]] = (set(), set())
+        part: _Part = (set(), set(), set())
         if unit.external_args is None:
             unit.external_args = []
-        unit.external_args.append((through, part[0], part[1]))
+        unit.external_args.append((through, *part))
         todo.append((arg, True, part))
 
 
@@ -591,21 +660,24 @@ class _Slicer:
         self.tasks: deque[tuple[Callable, tuple]] = deque()
         self.binders: dict[tuple[int, str], list[_Unit]] = {}
         self.mutators: dict[tuple[int, str], list[_Unit]] = {}
+        self.attr_mutators: dict[tuple[int, str], list[_Unit]] = {}  # ``name.attr = ...``, by resolved name
         self.readers: dict[tuple[int, str], list[_Unit]] = {}  # taint uses, by resolved name
         self.attr_readers: dict[str, list[_Unit]] = {}
         self.attr_stores: dict[str, list[_Unit]] = {}
+        self.attr_changers: dict[str, list[_Unit]] = {}  # ``x.attr[k] = ...``, ``x.attr.y = ...``, by attribute
         self.class_binders: dict[str, list[_Unit]] = {}
         self.mention_sites: dict[str, list[_Unit]] = {}
         self.call_sites: dict[str, list[_Unit]] = {}
         self.defs: dict[str, list[_Unit]] = {}
         self.needed: set[tuple[int, str]] = set()
+        self.needed_as_base: set[tuple[int, str]] = set()  # (only its attributes are read: ``need_base``)
         self.needed_attrs: set[str] = set()
         self.tainted: set[tuple[int, str]] = set()
         self.tainted_attrs: set[str] = set()
         self.relevant: set[int] = set()
         self.returns_needed: set[int] = set()
         self.returns_taint: set[int] = set()
-        self.waiting: dict[tuple[int, str], list[tuple[_Unit, set[str], set[str]]]] = {}
+        self.waiting: dict[tuple[int, str], list[tuple[_Unit, set[str], set[str], set[tuple[str, str]]]]] = {}
         self.receiver_readers: dict[tuple[int, str], list[_Unit]] = {}
         self.instances: set[tuple[int, str]] = set()  # names bound to what a helper of another module returned
         self.self_passers: dict[int, list[_Unit]] = {}  # class statement -> its methods' statements passing self
@@ -658,7 +730,8 @@ class _Slicer:
                     binders.setdefault((id(module if name in scope.globals else scope), name), []).append(u)
                     if in_class:
                         class_binders.setdefault(name, []).append(u)
-            for table, names in ((mutators, u.mutated), (readers, u.uses), (receiver_readers, u.receivers)):
+            for table, names in ((mutators, u.mutated), (self.attr_mutators, u.attr_mutated), (readers, u.uses),
+                                 (receiver_readers, u.receivers)):
                 for name in names:
                     key = (sid, name)
                     if key in resolved:
@@ -667,8 +740,8 @@ class _Slicer:
                         s = resolved[key] = resolve(scope, name)
                     if s is not None:
                         table.setdefault((id(s), name), []).append(u)
-            for _callee, _slot, names, _attrs in u.pending:
-                for name in names:
+            for _callee, _slot, names, _attrs, bases in u.pending:
+                for name in names.union(base for base, _attr in bases):
                     s = resolve(scope, name)
                     if s is not None:
                         readers.setdefault((id(s), name), []).append(u)
@@ -679,6 +752,8 @@ class _Slicer:
                 self.self_passers.setdefault(id(scope.parent.unit), []).append(u)
             for attr in u.attr_stores:
                 attr_stores.setdefault(attr, []).append(u)
+            for attr in u.attr_changes:
+                self.attr_changers.setdefault(attr, []).append(u)
             if def_names:
                 for name in u.mentions & def_names:
                     mention_sites.setdefault(name, []).append(u)
@@ -722,13 +797,14 @@ class _Slicer:
         if level >= 1 > old:
             for name in u.reads:
                 push((self.need, (u.scope, name)))
+            self._need_bases(u, u.reads, u.base_reads)
             for attr in u.attr_reads:
                 push((self.need_attr, (attr,)))
-            for callee, slot, names, attrs in u.pending:
-                self._pending(u, callee, slot, names, attrs)
-            for through, names, attrs in u.external_args or ():
+            for callee, slot, names, attrs, bases in u.pending:
+                self._pending(u, callee, slot, names, attrs, bases)
+            for through, names, attrs, bases in u.external_args or ():
                 if not self._external(u.scope, through):
-                    self._need_part(u, names, attrs)
+                    self._need_part(u, names, attrs, bases)
         if level >= 2 > old:
             for name in u.calls:
                 push((self.need_returns, (name,)))
@@ -754,6 +830,7 @@ class _Slicer:
             push((self.keep, (u, 2)))  # `callbacks.set_trainer(self)`: the callee may call its methods back
 
     def need(self, scope: _Scope, name: str) -> None:
+        """A kept statement reads ``name`` whole: every statement that binds or changes it is needed."""
         target = self.resolve(scope, name)
         if target is None:
             return
@@ -761,6 +838,25 @@ class _Slicer:
         if key in self.needed:
             return
         self.needed.add(key)
+        if key not in self.needed_as_base:
+            self._need_binding(key)
+        for u in self.attr_mutators.get(key, ()):
+            self.tasks.append((self.keep, (u, 2)))
+
+    def need_base(self, scope: _Scope, name: str) -> None:
+        """A kept statement reads only attributes of ``name`` (``self.sess``): the statements that bind it
+        or change it otherwise are needed; one that stores another attribute (``self.model = ...``) is
+        needed only if that attribute is read (:meth:`need_attr`) or the name read whole."""
+        target = self.resolve(scope, name)
+        if target is None:
+            return
+        key = (id(target), name)
+        if key in self.needed or key in self.needed_as_base:
+            return
+        self.needed_as_base.add(key)
+        self._need_binding(key)
+
+    def _need_binding(self, key: tuple[int, str]) -> None:
         push = self.tasks.append
         for u in self.binders.get(key, ()):
             push((self.keep, (u, 2)))
@@ -774,6 +870,8 @@ class _Slicer:
             return
         self.needed_attrs.add(attr)
         for u in self.attr_stores.get(attr, ()):
+            self.tasks.append((self.keep, (u, 2)))
+        for u in self.attr_changers.get(attr, ()):
             self.tasks.append((self.keep, (u, 2)))
         for u in self.class_binders.get(attr, ()):
             self.tasks.append((self.keep, (u, 2)))
@@ -806,7 +904,8 @@ class _Slicer:
             return scope.params[index]
         return scope.vararg
 
-    def _pending(self, u: _Unit, callee: str, slot: tuple, names: set[str], attrs: set[str]) -> None:
+    def _pending(self, u: _Unit, callee: str, slot: tuple, names: set[str], attrs: set[str],
+                 bases: set[tuple[str, str]]) -> None:
         """Arguments of a kept call of helper ``callee``: needed when the helper reads the parameter."""
         for d in self.defs.get(callee, ()):
             param = self._params_for(d, slot)
@@ -815,19 +914,38 @@ class _Slicer:
                 init = next((x for x in self.defs.get("__init__", ()) if x.scope is target), None)
                 target = init.body_scope if init is not None else None
             if param is None or target is None:
-                self._need_part(u, names, attrs)
+                self._need_part(u, names, attrs, bases)
                 continue
             key = (id(target), param)
-            if key in self.needed:
-                self._need_part(u, names, attrs)
+            if key in self.needed or key in self.needed_as_base:
+                self._need_part(u, names, attrs, bases)
             else:
-                self.waiting.setdefault(key, []).append((u, names, attrs))
+                self.waiting.setdefault(key, []).append((u, names, attrs, bases))
 
-    def _need_part(self, u: _Unit, names: set[str], attrs: set[str]) -> None:
+    def _need_part(self, u: _Unit, names: set[str], attrs: set[str], bases: set[tuple[str, str]]) -> None:
+        push = self.tasks.append
         for name in names:
-            self.tasks.append((self.need, (u.scope, name)))
+            push((self.need, (u.scope, name)))
+        self._need_bases(u, names, bases)
         for attr in attrs:
-            self.tasks.append((self.need_attr, (attr,)))
+            push((self.need_attr, (attr,)))
+
+    def _need_bases(self, u: _Unit, whole: set[str], bases: set[tuple[str, str]]) -> None:
+        """The names of ``u`` read as the base of an attribute (``bases``: (name, attribute)) and not
+        ``whole``: only their attributes are needed (:meth:`need_base`) when each of those is data the file
+        stores (``x.attr = ...``, ``x.attr[k] = ...``) or a class attribute or method of the file; an
+        attribute the file does not define may be a method of a class of another module, which may read
+        any attribute of the object (``callback = trainer.on_step``): the name is needed whole then."""
+        if not bases:
+            return
+        known = self.attr_stores, self.attr_changers, self.class_binders
+        partly: dict[str, bool] = {}
+        for name, attr in bases:
+            if name not in whole:
+                partly[name] = partly.get(name, True) and any(attr in table for table in known)
+        push = self.tasks.append
+        for name, only_attributes in partly.items():
+            push((self.need_base if only_attributes else self.need, (u.scope, name)))
 
     # -- taint: objects built by seeds -------------------------------------------------------------
 
@@ -859,12 +977,16 @@ class _Slicer:
                 continue  # a session: its NPU options were fixed when it opened (_Builder._opens_session)
             push((self.taint, (self._bind_scope(u, name), name)))
         for attr in u.attr_stores:
+            if u.session_attrs is not None and attr in u.session_attrs:
+                # a session (as for a name above), or a constant: what ``x.attr`` gives elsewhere is no object
+                # a seed built (a statement that reads the attribute of such an object reads the object too)
+                continue
             push((self.taint_attr, (attr,)))
         if u.helper_consumer:  # a config handed to another module's class or function: what it returns
             for name in u.binds:  # may hold it (``trainer = Trainer(config)``: its methods are uses)
                 push((self.instance, (self._bind_scope(u, name), name)))
-        for callee, slot, names, attrs in u.pending:
-            if not self._carries(u, names, attrs):
+        for callee, slot, names, attrs, bases in u.pending:
+            if not self._carries(u, names.union(base for base, _attr in bases), attrs):
                 continue
             for d in self.defs.get(callee, ()):
                 param = self._params_for(d, slot)

@@ -683,3 +683,99 @@ def test_a_fix_in_a_file_with_deep_code_the_slice_leaves_out(tmp_path, monkeypat
     fixed = target.read_text(encoding="utf-8")
     assert "precision_mode_v2" in fixed and "syntax-error" not in done.stdout
     compile(fixed, "train.py", "exec")
+
+
+
+TRAINER_CLASS = '''\
+import tensorflow as tf
+from npu_bridge.npu_init import *
+
+
+def build_network(x, depth):
+    for i in range(depth):
+        x = tf.layers.dense(x, 64, name="dense%d" % i)
+    return x
+
+
+class Trainer(object):
+    def __init__(self, mode):
+        self.mode = mode
+        self.opts = {}
+        self.opts["dump"] = "yes"
+        self.cache = {}
+        self.cache["step"] = 0
+        self.inputs = tf.placeholder(tf.float32)
+        self.model = build_network(self.inputs, 12)
+        self.loss = tf.reduce_mean(self.model)
+        self.configure()
+
+    def configure(self):
+        config = tf.ConfigProto()
+        custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+        custom_op.name = "NpuOptimizer"
+        custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(self.mode)
+        custom_op.parameter_map["enable_dump"].b = self.opts["dump"]
+        self.sess = tf.Session(config=config)
+
+    def train(self):
+        for var in tf.global_variables():
+            print(var.name)
+        step = self.sess.run(self.loss)
+        self.cache["last"] = step
+
+
+if __name__ == "__main__":
+    Trainer("allow_mix_precision").train()
+'''
+
+
+def test_an_object_whose_attributes_are_read_keeps_only_the_stores_of_those(tmp_path, monkeypatch):
+    # ``self.mode`` and ``self.configure()`` read ``self`` only as the base of an attribute or the receiver
+    # of a method of the file: the stores of other attributes (the model, the loss, a cache) are not needed;
+    # nor is what a session stored in an attribute is then used for; and a constant stored in an attribute
+    # of a config (``custom_op.name``) makes no other ``x.name`` a use of the config. The stores of the
+    # attributes the kept statements read are kept, and so are the changes of what they hold (``opts``)
+    lines = kept_in_tree(tmp_path, TRAINER_CLASS)
+    for line in ("self.mode = mode", "self.opts = {}", 'self.opts["dump"] = "yes"', "self.configure()",
+                 "self.sess = tf.Session(config=config)", 'custom_op.name = "NpuOptimizer"'):
+        assert line in lines
+    for line in ("self.model = build_network(self.inputs, 12)", "self.loss = tf.reduce_mean(self.model)",
+                 "step = self.sess.run(self.loss)", "print(var.name)", 'self.cache["last"] = step',
+                 'self.cache["step"] = 0', "def build_network(x, depth):"):
+        assert line not in lines
+    report = same_both_ways(tmp_path, TRAINER_CLASS, monkeypatch)
+    assert [(f.code, f.line) for f in report.findings] == [("NPU501", 27)], findings(report)  # (self.mode's value)
+
+
+WHOLE_OBJECT = '''\
+import tensorflow as tf
+import mylib
+
+
+class Options(object):
+    pass
+
+
+opts = Options()
+opts.impl = "high_precision"
+opts.extra = mylib.compute()
+mode = {read}
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["op_select_implmode"].s = tf.compat.as_bytes(mode)
+'''
+
+
+# (``opts.describe``: an attribute the file does not define, maybe a method of a class of another module
+# that reads any attribute of the object when it is called)
+@pytest.mark.parametrize(("read", "whole"), [("opts.impl", False), ('getattr(opts, "impl")', True),
+                                              ('opts.__dict__["impl"]', True), ("opts.describe", True)])
+def test_an_object_read_whole_keeps_every_store_into_it(tmp_path, monkeypatch, read, whole):
+    source = WHOLE_OBJECT.format(read=read)
+    lines = kept_in_tree(tmp_path, source)
+    assert 'opts.impl = "high_precision"' in lines
+    assert ("opts.extra = mylib.compute()" in lines) is whole
+    report = same_both_ways(tmp_path, source, monkeypatch)
+    if read == "opts.impl":
+        assert "high_precision" in json.dumps(report.configs)
