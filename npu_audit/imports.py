@@ -324,8 +324,18 @@ def real_folders(folders: tuple[str, ...]) -> tuple[str, ...]:
 _real_folders: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
+def generation() -> int:
+    """How many times :func:`forget` was called: what was derived from the tree under an older number
+    may no longer hold (``slicing.TreeReach`` keeps its answers for one generation)."""
+    return _generation[0]
+
+
+_generation = [0]
+
+
 def forget() -> None:
     """Drop the folder listings and resolutions read so far (the tree may have changed)."""
+    _generation[0] += 1
     _real_folders.clear()
     _listings.clear()
     _modules.clear()

@@ -1175,6 +1175,8 @@ class TreeReach:
     _facts: dict[tuple[str, int, int], tuple[bool, tuple[str, ...]]] = {}
     # (path, size, mtime, seed words) -> the file's exports (:meth:`exports`)
     _exported: dict[tuple[str, int, int, frozenset[str]], Optional[frozenset[str]]] = {}
+    # (the generation of imports, roots, budget) and the answers of __call__ made under it, by file
+    _reached: tuple[Optional[tuple], dict[str, bool]] = (None, {})
 
     def __init__(self, folder: str, roots: tuple[str, ...], budget: int = 64,
                  identifiers: Iterable[str] = ()):
@@ -1198,9 +1200,21 @@ class TreeReach:
         found = self._resolve(dotted, level, self.folder)
         if found is None:
             return False
-        if found not in self._answers:
-            self._answers[found] = self._reaches(found)
-        return self._answers[found]
+        known = self._answers.get(found)
+        if known is None:
+            from npu_audit.imports import generation
+
+            # (one answer per file and process, until imports.forget(): the tree may have changed then)
+            shared = TreeReach._reached
+            if shared[0] != (generation(), self.roots, self.budget):
+                # (replaced whole, never emptied in place: the language server's threads may share it)
+                shared = TreeReach._reached = ((generation(), self.roots, self.budget), {})
+            answers = shared[1]
+            known = answers.get(found)
+            if known is None:
+                known = answers[found] = self._reaches(found)
+            self._answers[found] = known
+        return known
 
     def _file(self, path: str) -> Optional[tuple[bool, tuple[str, ...]]]:
         from npu_audit.imports import split_relative

@@ -779,3 +779,19 @@ def test_an_object_read_whole_keeps_every_store_into_it(tmp_path, monkeypatch, r
     report = same_both_ways(tmp_path, source, monkeypatch)
     if read == "opts.impl":
         assert "high_precision" in json.dumps(report.configs)
+
+
+def test_whether_an_import_reaches_npu_code_is_asked_again_after_forget(tmp_path):
+    # answers are kept for the run (every file of a project asks about the same modules); the language
+    # server calls imports.forget() before each analysis, and a helper that gained NPU code counts then
+    from npu_audit import imports
+    from npu_audit.slicing import TreeReach
+
+    (tmp_path / "helpers.py").write_text("import tuning\n", encoding="utf-8")
+    (tmp_path / "tuning.py").write_text("RATE = 0.1\n", encoding="utf-8")
+    root = str(tmp_path.resolve())
+    imports.forget()
+    assert TreeReach(root, (root,))("helpers", 0) is False
+    (tmp_path / "tuning.py").write_text('RATE = 0.1\nOPTION = "parameter_map"\n', encoding="utf-8")
+    imports.forget()
+    assert TreeReach(root, (root,))("helpers", 0) is True
