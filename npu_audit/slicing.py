@@ -166,7 +166,7 @@ class SliceResult:
 
 class _Scope:
     __slots__ = ("kind", "parent", "unit", "bound", "globals", "params", "kwonly", "vararg", "kwarg", "returns",
-                 "declarations")
+                 "declarations", "methods", "npu_base")
 
     def __init__(self, kind: str, parent: Optional[_Scope], unit: Optional[_Unit]):
         self.kind = kind  # "module", "function", "class"
@@ -180,6 +180,8 @@ class _Scope:
         self.kwarg: Optional[str] = None
         self.returns: list[_Unit] = []
         self.declarations: list[_Unit] = []  # global/nonlocal statements
+        self.methods: frozenset[str] = frozenset()  # a class: the methods it defines itself
+        self.npu_base = False  # a class: one of its bases is an NPU name of another module of the tree
 
 
 #: What an argument reads, collected apart (a helper call's, or a call's through an import from outside the
@@ -260,7 +262,6 @@ class _Builder:
         self.star_helpers = star_helpers  # a `from m import *` of such a module
         self.def_names = {n.name for n in _statements(tree.body) if isinstance(n, _DEFS)}
         self.units: list[_Unit] = []
-        self._methods: dict[int, frozenset[str]] = {}  # class statement -> the methods it defines
         self.module = _Scope("module", None, None)
         self.top = self.block(tree.body, None, self.module)
 
@@ -317,6 +318,8 @@ class _Builder:
             header = list(stmt.decorator_list) + list(stmt.bases) + [k.value for k in stmt.keywords]
             unit.binds.add(stmt.name)
             inner = _Scope("class", scope, unit)
+            inner.methods = frozenset(s.name for s in stmt.body if isinstance(s, _FUNCS))
+            inner.npu_base = any(self._npu_name(base) for base in stmt.bases)
             unit.body_scope = inner
             self._walk(header, unit)
             unit.blocks = [self.block(stmt.body, unit, inner)]
@@ -424,6 +427,10 @@ class _Builder:
                 if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                         and (func.attr in HANDLED_METHODS or func.attr in self.def_names)):
                     unit.mutated.add(func.value.id)  # x.append(...): a change the interpreter follows
+                elif (isinstance(func, ast.Attribute) and type(func.value) is _ATTRIBUTE
+                      and type(func.value.value) is _NAME and func.attr in HANDLED_METHODS):  # type: ignore[attr-defined]
+                    unit.attr_mutated.add(func.value.value.id)  # type: ignore[attr-defined]
+                    unit.attr_changes.add(func.value.attr)  # type: ignore[attr-defined]  # self.modes.append(...)
             self._walk([n for n in python_children(stmt) if isinstance(n, ast.expr)], unit)
 
     def _opens_session(self, value: ast.expr) -> bool:
@@ -550,6 +557,13 @@ class _Builder:
         helper = name in self.def_names
         if helper:
             unit.calls.add(name)
+        if type(func) is _NAME and name == "super" and not node.args and unit.scope.params:
+            # ``super()`` in a method reads its first parameter whole: the method reached may read any attribute
+            (unit.reads if into is None else into[0]).add(unit.scope.params[0])
+            unit.uses.add(unit.scope.params[0])
+        if by_attribute and self._inherited_from_npu_base(unit.scope, func.value, name):  # type: ignore[attr-defined]
+            unit.seed = "config"  # ``self.configure()`` of a base class of another module that can reach NPU code
+            unit.helper_call = True
         root = func
         while type(root) is _ATTRIBUTE:
             root = root.value  # type: ignore[attr-defined]
@@ -573,14 +587,9 @@ class _Builder:
             else:
                 unit.attr_reads.add(name)
             base = func.value  # type: ignore[attr-defined]
-            if helper and type(base) is _NAME and self._own_method(unit.scope, base.id, name):
-                # ``self.build()``, a method of the class around: what it reads of ``self``, its kept statements
-                # ask for themselves (a method inherited from another module may read any attribute)
-                unit.mentions.add(base.id)
-                (unit.base_reads if into is None else into[2]).add((base.id, name))
-                unit.uses.add(base.id)
-            else:
-                todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
+            # (the receiver of a method is read whole: ``self.build()`` may hand ``self`` on, and what the
+            # callee then reads of it is not seen here)
+            todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
         else:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
@@ -613,20 +622,27 @@ class _Builder:
             else:
                 todo.append((kw.value, args_sink and isinstance(kw.value, (ast.Name, ast.Attribute)), into))
 
-    def _own_method(self, scope: _Scope, receiver: str, method: str) -> bool:
-        """Whether ``receiver.method`` is read in a method of a class of the file, ``receiver`` its first
-        parameter, and the class itself defines ``method``."""
-        if scope.kind != "function" or not scope.params or scope.params[0] != receiver:
+    def _npu_name(self, node: ast.expr) -> bool:
+        """Whether ``node`` (a base class) is reached through a name imported from a module of the tree that
+        can reach NPU code, and may be one of its NPU names."""
+        root = node
+        while type(root) is _ATTRIBUTE:
+            root = root.value  # type: ignore[attr-defined]
+        return type(root) is _NAME and root.id in self.helpers and _carries_npu(  # type: ignore[attr-defined]
+            self.helpers[root.id], node, root)  # type: ignore[arg-type,attr-defined]
+
+    @staticmethod
+    def _inherited_from_npu_base(scope: _Scope, receiver: ast.expr, method: str) -> bool:
+        """Whether ``receiver.method(...)``, read in a method of a class of the file, calls a method the
+        class does not define itself and may inherit from a base that is an NPU name of another module:
+        ``self.configure_npu()`` or ``super().configure_npu()``."""
+        owner = scope.parent if scope.kind == "function" else None
+        if owner is None or owner.kind != "class" or not owner.npu_base or method in owner.methods:
             return False
-        owner = scope.parent
-        if owner is None or owner.kind != "class" or owner.unit is None:
-            return False
-        node = owner.unit.node
-        methods = self._methods.get(id(node))
-        if methods is None:
-            methods = self._methods[id(node)] = frozenset(
-                s.name for s in node.body if isinstance(s, _FUNCS))  # type: ignore[attr-defined]
-        return method in methods
+        if type(receiver) is _NAME:
+            return bool(scope.params) and scope.params[0] == receiver.id  # type: ignore[attr-defined]
+        return (type(receiver) is _CALL and type(receiver.func) is _NAME  # type: ignore[attr-defined]
+                and receiver.func.id == "super")  # type: ignore[attr-defined]
 
     @staticmethod
     def _apart(unit: _Unit, through: str, arg: ast.expr, todo: list) -> None:
