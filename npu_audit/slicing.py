@@ -195,7 +195,7 @@ class _Unit:
     __slots__ = ("node", "parent", "scope", "first", "last", "blocks", "level", "reads", "attr_reads", "pending",
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
                  "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self", "base_reads", "attr_mutated",
-                 "session_attrs", "attr_changes",
+                 "session_attrs", "attr_changes", "name_calls", "alias_of",
                  "helper_call", "helper_consumer", "sessions", "external", "external_args")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
@@ -222,6 +222,8 @@ class _Unit:
         # ``name.attr[k] = ...``, ``name.attr.x = ...`` (what ``name.attr`` holds changes: ``attr_changes``)
         self.attr_mutated: set[str] = set()
         self.attr_changes: set[str] = set()
+        self.name_calls: set[str] = set()  # names it calls (``f()``)
+        self.alias_of: Optional[str] = None  # ``f = self.setup``: the last name of what it binds (not a call)
         self.seed: Optional[str] = None  # "config", "definition", "control"
         self.uses: set[str] = set()  # names used in a way the interpreter follows
         self.attr_uses: set[str] = set()  # attributes of ``name.attr`` used that way
@@ -388,6 +390,9 @@ class _Builder:
             for target in stmt.targets:  # type: ignore[attr-defined]
                 self._targets(target, unit)
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
+            value = stmt.value  # type: ignore[attr-defined]
+            if type(value) is _NAME or type(value) is _ATTRIBUTE:
+                unit.alias_of = value.id if type(value) is _NAME else value.attr  # type: ignore[attr-defined]
             if self._opens_session(stmt.value):  # type: ignore[attr-defined]
                 if all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
                     unit.sessions = {t.id for t in stmt.targets}  # type: ignore[attr-defined]
@@ -557,6 +562,8 @@ class _Builder:
         helper = name in self.def_names
         if helper:
             unit.calls.add(name)
+        if type(func) is _NAME:
+            unit.name_calls.add(name)
         if type(func) is _NAME and name == "super" and not node.args and unit.scope.params:
             # ``super()`` in a method reads its first parameter whole: the method reached may read any attribute
             (unit.reads if into is None else into[0]).add(unit.scope.params[0])
@@ -682,8 +689,10 @@ class _Slicer:
         self.attr_stores: dict[str, list[_Unit]] = {}
         self.attr_changers: dict[str, list[_Unit]] = {}  # ``x.attr[k] = ...``, ``x.attr.y = ...``, by attribute
         self.class_binders: dict[str, list[_Unit]] = {}
+        self.class_methods: set[str] = set()  # the names of the methods of the file's classes
         self.mention_sites: dict[str, list[_Unit]] = {}
         self.call_sites: dict[str, list[_Unit]] = {}
+        self.name_call_sites: dict[str, list[_Unit]] = {}  # statements calling a name, by the name
         self.defs: dict[str, list[_Unit]] = {}
         self.needed: set[tuple[int, str]] = set()
         self.needed_as_base: set[tuple[int, str]] = set()  # (only its attributes are read: ``need_base``)
@@ -746,6 +755,8 @@ class _Slicer:
                     binders.setdefault((id(module if name in scope.globals else scope), name), []).append(u)
                     if in_class:
                         class_binders.setdefault(name, []).append(u)
+                        if isinstance(u.node, _FUNCS):
+                            self.class_methods.add(name)
             for table, names in ((mutators, u.mutated), (self.attr_mutators, u.attr_mutated), (readers, u.uses),
                                  (receiver_readers, u.receivers)):
                 for name in names:
@@ -775,6 +786,8 @@ class _Slicer:
                     mention_sites.setdefault(name, []).append(u)
             for name in u.calls:
                 call_sites.setdefault(name, []).append(u)
+            for name in u.name_calls:
+                self.name_call_sites.setdefault(name, []).append(u)
 
     # -- the fixed point -------------------------------------------------------------------------
 
@@ -836,6 +849,10 @@ class _Slicer:
         for site in self.mention_sites.get(name, ()):
             if site is not d:
                 push((self.keep, (site, 1)))
+                if site.alias_of == name:  # ``f = self.setup``: the calls of ``f`` call it too
+                    for alias in site.binds:
+                        for call in self.name_call_sites.get(alias, ()):
+                            push((self.keep, (call, 1)))
         scope = d.body_scope
         assert scope is not None
         for r in scope.returns:
@@ -949,16 +966,19 @@ class _Slicer:
     def _need_bases(self, u: _Unit, whole: set[str], bases: set[tuple[str, str]]) -> None:
         """The names of ``u`` read as the base of an attribute (``bases``: (name, attribute)) and not
         ``whole``: only their attributes are needed (:meth:`need_base`) when each of those is data the file
-        stores (``x.attr = ...``, ``x.attr[k] = ...``) or a class attribute or method of the file; an
-        attribute the file does not define may be a method of a class of another module, which may read
-        any attribute of the object (``callback = trainer.on_step``): the name is needed whole then."""
+        stores (``x.attr = ...``, ``x.attr[k] = ...``) or a class attribute of the file that is no method.
+        A method read without being called (``run = self.configure``, ``callbacks=[self.on_step]``) takes
+        the object with it, and may hand it on; an attribute the file does not define may be a method of a
+        class of another module, which may read any attribute of the object: the name is needed whole."""
         if not bases:
             return
+        methods = self.class_methods
         known = self.attr_stores, self.attr_changers, self.class_binders
         partly: dict[str, bool] = {}
         for name, attr in bases:
             if name not in whole:
-                partly[name] = partly.get(name, True) and any(attr in table for table in known)
+                partly[name] = partly.get(name, True) and attr not in methods and any(
+                    attr in table for table in known)
         push = self.tasks.append
         for name, only_attributes in partly.items():
             push((self.need_base if only_attributes else self.need, (u.scope, name)))

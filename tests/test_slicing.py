@@ -898,3 +898,36 @@ def test_a_list_in_an_attribute_keeps_what_is_appended_to_it(tmp_path, monkeypat
     assert 'self.modes.append("allow_mix_precision")' in lines and "self.model = None" not in lines
     report = same_both_ways(tmp_path, LIST_IN_AN_ATTRIBUTE, monkeypatch)
     assert "allow_mix_precision" in json.dumps(report.configs)
+
+
+METHOD_THROUGH_AN_ALIAS = '''\
+import tensorflow as tf
+
+
+class Trainer(object):
+    def __init__(self, mode):
+        self.mode = mode
+        self.steps = 100
+        run = self.configure
+        run()
+
+    def configure(self):
+        config = tf.ConfigProto()
+        custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+        custom_op.name = "NpuOptimizer"
+        custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(self.mode)
+        self.sess = tf.Session(config=config)
+
+
+Trainer("allow_mix_precision")
+'''
+
+
+def test_a_function_called_through_an_alias_is_called_from_its_place(tmp_path, monkeypatch):
+    # (found in review, older than the attribute rules) ``run()`` was dropped with what ``self.mode``
+    # holds, and ``configure`` was read on its own, with ``self.mode`` unknown. A method read without
+    # being called takes ``self`` with it (it may hand it on): ``self`` is read whole there
+    lines = kept_in_tree(tmp_path, METHOD_THROUGH_AN_ALIAS)
+    assert "run()" in lines and "self.mode = mode" in lines and "self.steps = 100" in lines
+    report = same_both_ways(tmp_path, METHOD_THROUGH_AN_ALIAS, monkeypatch)
+    assert "allow_mix_precision" in json.dumps(report.configs)
