@@ -34,11 +34,11 @@ only costs time):
 - **backward**: every statement that binds or mutates a name a kept statement reads (all of them in
   the name's scope, before or after: loops), attribute stores and class attributes of an attribute
   a kept statement reads (``self.mode``), and the statements that change what such an attribute holds
-  (``self.opts["mode"] = ...``); of a name whose attributes alone a kept statement reads (``self.mode``,
-  or the receiver of a method of the file, ``self.build()``), a statement that only stores another
-  attribute into it (``self.model = ...``) is not needed for that read, since the attributes read are
-  needed on their own (a read of the whole object, ``getattr(self, name)``, ``self.__dict__`` or
-  ``helper(self)``, needs every such store); the return statements of a helper whose value a kept
+  (``self.opts["mode"] = ...``); of a name whose data attributes alone a kept statement reads
+  (``self.mode``), a statement that only stores another attribute into it (``self.model = ...``) is not
+  needed for that read, since the attributes read are needed on their own (a read of the whole object,
+  ``getattr(self, name)``, ``self.__dict__``, ``helper(self)``, ``self.build()`` or ``run = self.build``,
+  whose method may hand ``self`` on, needs every such store); the return statements of a helper whose value a kept
   statement uses, and the arguments of a kept call of a helper for the parameters the helper's kept
   statements read; not what is read only by an argument, calling nothing itself, of a call through a
   name that only imports from outside the tree bind (``tf.layers.dense(features, units)``,
@@ -195,7 +195,7 @@ class _Unit:
     __slots__ = ("node", "parent", "scope", "first", "last", "blocks", "level", "reads", "attr_reads", "pending",
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
                  "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self", "base_reads", "attr_mutated",
-                 "session_attrs", "attr_changes", "name_calls", "alias_of",
+                 "inert_attrs", "attr_changes", "name_calls", "alias_of",
                  "helper_call", "helper_consumer", "sessions", "external", "external_args")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
@@ -237,8 +237,9 @@ class _Unit:
         self.helper_call = False  # calls into a module of the tree that can reach NPU code
         self.helper_consumer = False  # calls a name of such a module that is not one of its exports
         self.sessions: Optional[set[str]] = None  # names it binds to a session it opens (``sess = tf.Session(...)``)
-        # attributes it stores a session in (``self.sess = tf.Session()``), or a constant (``op.name = "x"``)
-        self.session_attrs: Optional[set[str]] = None
+        # attributes it stores a session (``self.sess = tf.Session()``) or a constant (``op.name = "x"``) in:
+        # not followed forward
+        self.inert_attrs: Optional[set[str]] = None
         self.external: Optional[set[str]] = None  # an import: the names it binds to modules outside the tree
         # arguments of calls into such a module that the interpreter does not model: (the name the callee is
         # reached through, names, attributes), needed only if that name is not such an import after all
@@ -397,9 +398,9 @@ class _Builder:
                 if all(type(t) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
                     unit.sessions = {t.id for t in stmt.targets}  # type: ignore[attr-defined]
                 elif all(type(t) is _ATTRIBUTE and type(t.value) is _NAME for t in stmt.targets):  # type: ignore[attr-defined]
-                    unit.session_attrs = {t.attr for t in stmt.targets}  # type: ignore[attr-defined]
+                    unit.inert_attrs = {t.attr for t in stmt.targets}  # type: ignore[attr-defined]
             elif type(stmt.value) is _CONSTANT:  # type: ignore[attr-defined]
-                unit.session_attrs = {t.attr for t in stmt.targets if type(t) is _ATTRIBUTE}  # type: ignore[attr-defined]
+                unit.inert_attrs = {t.attr for t in stmt.targets if type(t) is _ATTRIBUTE}  # type: ignore[attr-defined]
         elif kind is ast.Expr and type(stmt.value) is not _CALL:  # type: ignore[attr-defined]
             self._expr(stmt.value, unit, False, None)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.AugAssign):
@@ -501,8 +502,8 @@ class _Builder:
 
     def _expr(self, node: ast.AST, unit: _Unit, sink: bool, into: Optional[_Part]) -> None:
         """Record what ``node`` reads. ``sink``: an occurrence here is not a use the interpreter follows
-        (a pure ``name``/``name.attr`` chain under it passes nothing on). ``into``: the (names,
-        attributes) of a helper call's argument, collected apart (needed only if the helper reads it)."""
+        (a pure ``name``/``name.attr`` chain under it passes nothing on). ``into``: what an argument reads
+        (:data:`_Part`), collected apart (needed only if the callee reads it)."""
         todo: list[tuple[ast.AST, bool, Optional[_Part]]] = [(node, sink, into)]
         mentions = unit.mentions
         pop, push = todo.pop, todo.append
@@ -1013,7 +1014,7 @@ class _Slicer:
                 continue  # a session: its NPU options were fixed when it opened (_Builder._opens_session)
             push((self.taint, (self._bind_scope(u, name), name)))
         for attr in u.attr_stores:
-            if u.session_attrs is not None and attr in u.session_attrs:
+            if u.inert_attrs is not None and attr in u.inert_attrs:
                 # a session (as for a name above), or a constant: what ``x.attr`` gives elsewhere is no object
                 # a seed built (a statement that reads the attribute of such an object reads the object too)
                 continue
@@ -1220,7 +1221,6 @@ class TreeReach:
         self.roots = roots
         self.budget = budget
         self.identifiers = SEED_IDENTIFIERS | DEFINITION_CALLS | frozenset(identifiers)
-        self._answers: dict[str, bool] = {}
 
     def _resolve(self, dotted: str, level: int, folder: str) -> Optional[str]:
         from npu_audit.imports import resolve_in_tree
@@ -1236,20 +1236,17 @@ class TreeReach:
         found = self._resolve(dotted, level, self.folder)
         if found is None:
             return False
-        known = self._answers.get(found)
-        if known is None:
-            from npu_audit.imports import generation
+        from npu_audit.imports import generation
 
-            # (one answer per file and process, until imports.forget(): the tree may have changed then)
-            shared = TreeReach._reached
-            if shared[0] != (generation(), self.roots, self.budget):
-                # (replaced whole, never emptied in place: the language server's threads may share it)
-                shared = TreeReach._reached = ((generation(), self.roots, self.budget), {})
-            answers = shared[1]
-            known = answers.get(found)
-            if known is None:
-                known = answers[found] = self._reaches(found)
-            self._answers[found] = known
+        # (one answer per file and process, until imports.forget(): the tree may have changed then)
+        shared = TreeReach._reached
+        if shared[0] != (generation(), self.roots, self.budget):
+            # (replaced whole, never emptied in place: the language server's threads may share it)
+            shared = TreeReach._reached = ((generation(), self.roots, self.budget), {})
+        answers = shared[1]
+        known = answers.get(found)
+        if known is None:
+            known = answers[found] = self._reaches(found)
         return known
 
     def _file(self, path: str) -> Optional[tuple[bool, tuple[str, ...]]]:
