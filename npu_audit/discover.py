@@ -36,10 +36,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
-from pathspec import GitIgnoreSpec
-from pathspec.util import normalize_file
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["DEFAULT_EXCLUDES", "DiscoveredFile", "DiscoveryProblem", "discover"]
 
@@ -97,12 +97,15 @@ class _Matcher:
     a spec used often, when they are plain enough to be joined safely). Whatever one of them
     matches goes through the spec."""
 
-    __slots__ = ("spec", "_check_file", "_searches", "_joined", "_uses")
+    __slots__ = ("spec", "_normalize", "_check_file", "_searches", "_joined", "_uses")
 
     _JOIN_AFTER = 256  # uses before joining (joining costs about what 300 uses save)
 
     def __init__(self, spec: GitIgnoreSpec) -> None:
+        from pathspec.util import normalize_file
+
         self.spec = spec
+        self._normalize = normalize_file  # what the spec matches its patterns against
         self._check_file = getattr(spec, "check_file", None)
         self._searches = _pattern_searches(spec)  # None: no shortcut
         self._joined = None  # the joined expression's search, once built (False: none possible)
@@ -117,13 +120,13 @@ class _Matcher:
                 return False
             self._uses += 1
             if self._uses < self._JOIN_AFTER:
-                path = normalize_file(path)  # what the spec matches its patterns against
+                path = self._normalize(path)
                 for search in searches:
                     if search(path) is not None:
                         return False
                 return True
             joined = self._joined = _joined_search(self.spec)
-        return joined is not False and joined(normalize_file(path)) is None
+        return joined is not False and joined(self._normalize(path)) is None
 
     def check(self, path: str) -> bool | None:
         """True: ignored; False: re-included by a negation; None: no pattern matches."""
@@ -248,8 +251,13 @@ class _Excluder:
     def __init__(self, patterns: Iterable[str]) -> None:
         lines = [p for p in (str(p).strip() for p in patterns) if p and not p.startswith("#")]
         name_lines = [p for p in lines if not _is_path_pattern(p)]
-        self._names = _Matcher(GitIgnoreSpec.from_lines(name_lines)) if name_lines else None
-        self._paths = _Matcher(GitIgnoreSpec.from_lines(lines)) if len(name_lines) != len(lines) else None
+        self._names: _Matcher | None = None
+        self._paths: _Matcher | None = None
+        if lines:  # (the pattern library is loaded only when there are patterns)
+            from pathspec import GitIgnoreSpec
+
+            self._names = _Matcher(GitIgnoreSpec.from_lines(name_lines)) if name_lines else None
+            self._paths = _Matcher(GitIgnoreSpec.from_lines(lines)) if len(name_lines) != len(lines) else None
         # name (+ "/" for a folder) -> excluded by a name pattern; None without name patterns
         self.names: dict[str, bool] | None = {} if self._names is not None else None
         self.paths = self._paths.match if self._paths is not None else None  # rel (+ "/") -> bool
@@ -415,8 +423,9 @@ _entry_name = attrgetter("name")
 
 
 class _Walker:
-    def __init__(self, excluder: _Excluder, respect_gitignore: bool, settings=None) -> None:
-        self.excluder = excluder
+    def __init__(self, exclude: list[str], respect_gitignore: bool, settings=None) -> None:
+        self._exclude = exclude  # the patterns of :attr:`excluder`, compiled when a folder is first walked
+        self._excluder: _Excluder | None = None
         self.respect_gitignore = respect_gitignore
         self.settings = settings  # a SettingsResolver (per-project exclude and respect-gitignore), or None
         self.project_excluders: dict[str, _Excluder | None] = {}  # project root -> its exclude patterns
@@ -425,6 +434,15 @@ class _Walker:
         self.linked: set[tuple] = set()  # identities whose listed file was reached through a symlink
         self.problems: list[DiscoveryProblem] = []
         self.gitignores: dict[bytes, _Matcher | str] = {}  # content -> compiled, or why it is not
+
+    @property
+    def excluder(self) -> _Excluder:
+        """The exclude patterns of the walk (the defaults and the command line's). Compiled on first use:
+        a run on files named one by one walks no folder, and loading the pattern library (pathspec) was
+        25 ms of a one-file run."""
+        if self._excluder is None:
+            self._excluder = _Excluder(self._exclude)
+        return self._excluder
 
     # files ------------------------------------------------------------------------------------------
 
@@ -716,6 +734,8 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> _Match
         data = data[3:]
     compiled = walker.gitignores.get(data)  # identical .gitignore files are compiled once
     if compiled is None:
+        from pathspec import GitIgnoreSpec
+
         lines = data.decode("utf-8", "replace").splitlines()
         try:
             compiled = _Matcher(GitIgnoreSpec.from_lines(lines))
@@ -809,8 +829,7 @@ def _discover(
 ) -> tuple[list[DiscoveredFile], list[DiscoveryProblem]]:
     exclude = [exclude] if isinstance(exclude, str) else list(exclude)
     user_excluder = _Excluder(exclude)
-    walk_excluder = _Excluder(list(default_excludes) + exclude)
-    walker = _Walker(walk_excluder, respect_gitignore, settings)
+    walker = _Walker(list(default_excludes) + exclude, respect_gitignore, settings)
     if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     for arg in paths:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -92,6 +91,8 @@ def analyze_file(job: Job) -> FileReport:
     try:
         return _analyze(job)
     except Exception as exc:  # noqa: BLE001 - an internal error must not stop the run
+        import traceback
+
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
         report = FileReport(path=job.display, internal_error=True)
@@ -336,9 +337,11 @@ _INIT_PY = os.sep + "__init__.py"
 
 
 def _open_cache(options: RunOptions):
+    if not options.cache_dir:
+        return None  # (sqlite3 and the cache's code are not even imported: a one-file run without cache)
     from npu_audit.cache import Cache
 
-    return Cache(options.cache_dir) if options.cache_dir else None
+    return Cache(options.cache_dir)
 
 
 def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache,

@@ -17,19 +17,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Protocol
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from npu_audit.knowledge.vocabulary import RELEASES, SCENARIOS
 from npu_audit.text import did_you_mean
+from npu_audit.toml_compat import toml_library
 
 TABLE = "[tool.npu-audit]"
 
@@ -124,6 +119,7 @@ def load_table(path: Path) -> tuple[Optional[dict], Optional[str]]:
         raw = path.read_bytes()
     except OSError as exc:
         return None, f"{shown}: cannot read it ({exc.strerror or exc}); not used for npu-audit settings"
+    tomllib = toml_library()
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

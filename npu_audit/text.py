@@ -13,7 +13,6 @@ that differs only in case is the best guess; otherwise the closest candidates by
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from itertools import accumulate
@@ -90,6 +89,8 @@ SUGGESTION_CUTOFF = 0.75
 def suggestions(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` candidates close to ``word``, the best first: one equal to it but for case, then the
     closest by similarity (at least :data:`SUGGESTION_CUTOFF`)."""
+    import difflib  # (only a mistake needs it: not imported by a run that finds none)
+
     pool = list(dict.fromkeys(candidates))
     lowered = word.lower()
     out = [c for c in pool if c.lower() == lowered][:1]
@@ -107,4 +108,6 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> Optional[str]:
 
 def similar(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` are close enough for one to be suggested for the other."""
+    import difflib
+
     return difflib.SequenceMatcher(None, a, b).ratio() >= SUGGESTION_CUTOFF

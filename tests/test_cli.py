@@ -453,3 +453,28 @@ def test_readme_cites_only_files_the_repository_has():
     assert not missing, missing
     if len(vendor) > 1:
         assert "not files of this repository" in readme and "../shared/docs/" in readme
+
+
+def test_one_file_without_cache_loads_only_what_it_needs(tmp_path):
+    """A one-file run without cache is what pre-commit and editors pay for on every file: it must not load
+    the cache's database, the gitignore pattern library, the TOML reader (no pyproject.toml around) or the
+    graph library, none of which such a run uses. The run itself must still find the typo."""
+    script = tmp_path / "train.py"
+    script.write_text(BAD, encoding="utf-8")
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['npu-audit', '--no-cache', '--format', 'json', {str(script)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('npu_audit', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "heavy = sorted(m for m in ('sqlite3', 'pathspec', 'tomllib', 'tomli', 'networkx') if m in sys.modules)\n"
+        "print('@@', code, ','.join(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env=dict(os.environ, NO_COLOR="1"))
+    report, _, tail = done.stdout.rpartition("@@")
+    code, _, heavy = tail.strip().partition(" ")
+    assert code == "1", done.stderr
+    assert "precison_mode" in report
+    assert heavy == "", f"loaded without need: {heavy}"

@@ -96,16 +96,12 @@ class Registry:
 @lru_cache(maxsize=1)
 def packaged_model() -> ApiModel:
     """The table of the rules/ folder npu-audit ships (for a knowledge base built without one)."""
-    import sys
 
     from npu_audit.knowledge import tf_api
     from npu_audit.knowledge.loader import rules_dir
+    from npu_audit.toml_compat import toml_library
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    return tf_api.from_data(tomllib.loads((rules_dir() / tf_api.FILE).read_text(encoding="utf-8")))
+    return tf_api.from_data(toml_library().loads((rules_dir() / tf_api.FILE).read_text(encoding="utf-8")))
 
 
 def call(interp: Interpreter, registry: Registry, last: str, full: str, node: cst.Call, frame: Frame) -> Sym:

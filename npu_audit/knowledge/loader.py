@@ -17,11 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from npu_audit.knowledge import vocabulary
 from npu_audit.knowledge.model import (
     Citation,
@@ -47,6 +42,7 @@ from npu_audit.knowledge.schema import SchemaSet
 from npu_audit.knowledge.validation import KnowledgeBaseError
 from npu_audit.knowledge.validation import Location as _Ctx
 from npu_audit.knowledge.vocabulary import RELEASES
+from npu_audit.toml_compat import toml_library
 
 #: the tests a key condition can make (rules/README.md, "Conditions"; rules/schema/common.schema.json)
 CONDITION_OPS = ("set", "is", "in", "not_in", "gt", "ge", "lt", "le", "gt_key")
@@ -143,6 +139,7 @@ class _Builder:
         except OSError as exc:
             raise KnowledgeBaseError(f"{relative}: cannot read: {exc}") from exc
         self.digest.update(relative.encode() + b"\0" + data)
+        tomllib = toml_library()
         try:
             table = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
