@@ -33,3 +33,24 @@ def test_an_analysis_leaves_no_reference_cycles(tmp_path, name):
         gc.garbage.clear()
     assert report.parsed and report.findings is not None
     assert len(left) < 60, sorted(set(left))
+
+
+def test_objects_that_point_at_themselves_are_unlinked(tmp_path):
+    """Classes defined in a function body, instances holding each other and a while loop's bindings made
+    reference cycles that only the collector could free (on the real tree, 84,000 objects from 88 files;
+    the largest, a whole module's tree held by a nested class)."""
+    name = "self_linked.py"
+    shutil.copy(Path(__file__).parent / "fixtures" / "memory" / name, tmp_path / name)
+    job = Job(file=str(tmp_path / name), display=name, roots=(str(tmp_path),), settings=Settings())
+    analyze_file(job)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        report = analyze_file(job)
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert report.parsed and "precision_mode" in {f.option for f in report.findings}, [f.name for f in report.findings]
+    assert left == [], sorted(set(left))

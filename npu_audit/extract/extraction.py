@@ -40,11 +40,12 @@ class Extraction:
         its functions, which hold the module): freed at once rather than left to the cycle collector,
         whose walks over the trees and symbols of every file read were a tenth of an analysis."""
         for state in self.modules.values():
-            for cls in state.classes:
-                cls.attrs.clear()  # (its methods name it as their owner)
+            for holder in state.classes + state.attr_holders:
+                holder.attrs.clear()  # (a class's methods name it as their owner)
             state.globals.clear()
             state.functions.clear()
             state.classes.clear()
+            state.attr_holders.clear()
             state.star_modules.clear()
             state.flags.clear()
             state.arguments.clear()

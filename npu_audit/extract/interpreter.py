@@ -167,6 +167,7 @@ class Interpreter:
             if all(id(m.node) in self._inlined for m in methods) or not worth(cls.node):
                 continue
             instance = InstanceRef(cls=cls)
+            state.attr_holders.append(instance)
             ordered = sorted(methods, key=lambda m: 0 if m.node.name.value == "__init__" else 1)
             for method in ordered:
                 if id(method.node) in self._inlined:
@@ -239,7 +240,8 @@ class Interpreter:
                 return
 
     def _exec_while(self, stmt: cst.While, frame: Frame) -> None:
-        self._branch(frame, stmt, 0, "loop", False, lambda: f"while {self.short(stmt.test, frame)}", stmt.test,
+        module = frame.module  # (not the frame: a binding's branch steps, kept in the frame, hold the description)
+        self._branch(frame, stmt, 0, "loop", False, lambda: f"while {_short(module, stmt.test)}", stmt.test,
                      lambda: self.exec_block(self._suite(stmt.body), frame))
         if stmt.orelse is not None:
             orelse = stmt.orelse
@@ -289,6 +291,8 @@ class Interpreter:
         self.bind(stmt.name.value, cls, frame)
         if frame.locals is None:
             frame.module.classes.append(cls)
+        else:
+            frame.module.attr_holders.append(cls)
         class_locals: dict[str, Binding] = {}
         class_frame = Frame(module=frame.module, locals=class_locals, branches=list(frame.branches),
                             calls=frame.calls, top=frame.top, stmts=frame.stmts, root=frame.root)
@@ -1170,6 +1174,7 @@ class Interpreter:
 
     def instantiate(self, cls: ClassRef, args, kwargs, call, frame: Frame) -> Sym:
         instance = InstanceRef(cls=cls)
+        frame.module.attr_holders.append(instance)
         init = cls.lookup("__init__")
         if isinstance(init, FunctionRef):
             bound = FunctionRef(init.node, init.module, owner=cls, bound_self=instance, qualname=init.qualname)

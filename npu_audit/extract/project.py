@@ -37,6 +37,11 @@ class ModuleState:
     arguments: dict = field(default_factory=dict)  # argparse dest -> (Sym, node)
     functions: list = field(default_factory=list)  # FunctionRef defined at module level (and methods)
     classes: list = field(default_factory=list)
+    # what was made while reading this module and may point back at itself through its ``attrs``: classes
+    # defined in a function or class body (their methods name them as owner; not names of the module) and
+    # instances (``self.callbacks = Callbacks(owner=self)``). Kept only so that Extraction.release can
+    # unlink them
+    attr_holders: list = field(default_factory=list)
     # parses definitions of a name left out of ``module`` (a helper read in parts); None: all was parsed
     more: Optional[Callable[[str], Optional[cst.Module]]] = None
 
