@@ -1,7 +1,8 @@
 """The TOML reader of this Python (``tomllib``; ``tomli`` before 3.11), imported when first needed.
 
-Most runs read no TOML at all: the knowledge base is read from its compiled snapshot, and few
-projects hold a pyproject.toml. Importing the reader up front was 7 ms of a one-file run.
+A run reads no TOML when no pyproject.toml lies at or above the files it analyses (or with
+``--isolated``) and the knowledge base's compiled snapshot is there. Importing the reader up front was
+7 ms of a one-file run.
 """
 
 from __future__ import annotations
