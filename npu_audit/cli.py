@@ -213,6 +213,12 @@ def _usage_problem(args) -> str | None:
             return "--fix and --diff do not read stdin (-); give the file's path instead"
     elif args.stdin_filename is not None:
         return "--stdin-filename names the script read from stdin: give - as the path"
+    for pattern in _csv(args.exclude):
+        from npu_audit.settings import glob_problem
+
+        wrong = glob_problem(pattern)
+        if wrong:
+            return f"--exclude {wrong}; write a pattern as in a .gitignore, e.g. --exclude 'third_party/'"
     if args.statistics and args.show_config:
         return "--statistics counts findings; it does not combine with --show-config"
     if args.statistics and args.format not in STATISTICS_FORMATS:

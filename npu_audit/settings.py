@@ -211,6 +211,10 @@ def from_table(table: dict, path, base: Settings, kb=None, rules: Optional[Itera
         if key in table:
             globs = _string_list(table[key], key, bad)
             if globs is not None:
+                wrong = [problem for problem in map(glob_problem, globs) if problem]
+                if wrong:
+                    bad(key, "; ".join(wrong))
+                    continue
                 excludes += globs
     if excludes:
         values["exclude"] = tuple(excludes)
@@ -246,6 +250,22 @@ def from_table(table: dict, path, base: Settings, kb=None, rules: Optional[Itera
     if problems:
         raise SettingsError("\n".join(problems))
     return replace(base, **values, config_file=config, root=os.path.dirname(config))
+
+
+def glob_problem(pattern: str) -> Optional[str]:
+    """Why ``pattern`` cannot be used as a gitignore-style exclude pattern (``!``, a lone ``\\``), or None.
+    Such a pattern made the walk stop with the pattern library's traceback."""
+    text = pattern.strip()
+    if not text or text.startswith("#"):
+        return None  # (a blank line or a comment, as in a .gitignore: ignored)
+    from pathspec import GitIgnoreSpec
+
+    try:
+        GitIgnoreSpec.from_lines([text])
+    except Exception as exc:  # noqa: BLE001 - the library raises its own errors and ValueError
+        reason = exc.__cause__ or exc
+        return f"{pattern!r} is not a gitignore-style pattern ({reason})"
+    return None
 
 
 def _string_list(value, key: str, bad, what: str = "") -> Optional[list[str]]:

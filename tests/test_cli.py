@@ -488,3 +488,28 @@ def test_one_file_without_cache_loads_only_what_it_needs(tmp_path):
     assert (tmp_path / "cache" / "npu-audit").is_dir()
     assert heavy == "", f"loaded without need: {heavy}"
 
+
+@pytest.mark.parametrize("pattern", ["!", "\\"])
+def test_an_exclude_pattern_gitignore_cannot_read_is_a_usage_error(tmp_path, pattern):
+    """A pattern the gitignore syntax cannot read (a lone ``!`` or ``\\``) stopped the walk with the pattern
+    library's traceback and exit code 1, the code of a run with findings. It is a usage error (exit 2) that
+    names the pattern, on the command line and in pyproject.toml alike; the other patterns still work."""
+    (tmp_path / "train.py").write_text(GOOD, encoding="utf-8")
+    done = run("--no-cache", "--exclude", pattern, "train.py", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"--exclude {pattern!r} is not a gitignore-style pattern" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(BAD, encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        f'[tool.npu-audit]\nexclude = ["build/", {json.dumps(pattern)}]\n', encoding="utf-8")
+    done = run("--no-cache", "project", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "pyproject.toml: [tool.npu-audit] exclude:" in done.stderr and repr(pattern) in done.stderr
+    assert "Traceback" not in done.stderr
+
+    (project / "pyproject.toml").write_text('[tool.npu-audit]\nexclude = ["build/", "# a comment"]\n',
+                                            encoding="utf-8")
+    assert run("--no-cache", "project", cwd=tmp_path).returncode == 1  # (the typo in train.py)
