@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff: also apply unsafe fixes")
     fix.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
     perf = p.add_argument_group("performance")
-    perf.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: all cores)")
+    perf.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default 0: one per core)")
     perf.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     perf.add_argument("--cache-dir", help="cache folder (default: .npu-audit-cache or $NPU_AUDIT_CACHE_DIR)")
     return p
@@ -213,6 +213,8 @@ def _usage_problem(args) -> str | None:
             return "--fix and --diff do not read stdin (-); give the file's path instead"
     elif args.stdin_filename is not None:
         return "--stdin-filename names the script read from stdin: give - as the path"
+    if args.jobs < 0:
+        return f"--jobs {args.jobs}: give a number of worker processes, or 0 for one per core (the default)"
     for pattern in _csv(args.exclude):
         from npu_audit.settings import glob_problem
 

@@ -513,3 +513,12 @@ def test_an_exclude_pattern_gitignore_cannot_read_is_a_usage_error(tmp_path, pat
     (project / "pyproject.toml").write_text('[tool.npu-audit]\nexclude = ["build/", "# a comment"]\n',
                                             encoding="utf-8")
     assert run("--no-cache", "project", cwd=tmp_path).returncode == 1  # (the typo in train.py)
+
+
+def test_a_negative_jobs_count_is_a_usage_error(tmp_path):
+    """``--jobs -3`` was taken silently as 0 (one worker per core); it is a usage error that says what to
+    give, and 0 still means one worker per core."""
+    (tmp_path / "train.py").write_text(BAD, encoding="utf-8")
+    done = run("--no-cache", "--jobs", "-3", "train.py", cwd=tmp_path)
+    assert done.returncode == 2 and "--jobs -3: give a number of worker processes" in done.stderr
+    assert run("--no-cache", "--jobs", "0", "train.py", cwd=tmp_path).returncode == 1
