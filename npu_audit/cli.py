@@ -215,9 +215,9 @@ def _usage_problem(args) -> str | None:
         return "--stdin-filename names the script read from stdin: give - as the path"
     if args.jobs < 0:
         return f"--jobs {args.jobs}: give a number of worker processes, or 0 for one per core (the default)"
-    for pattern in _csv(args.exclude):
-        from npu_audit.settings import glob_problem
+    from npu_audit.settings import glob_problem
 
+    for pattern in _csv(args.exclude):
         wrong = glob_problem(pattern)
         if wrong:
             return f"--exclude {wrong}; write a pattern as in a .gitignore, e.g. --exclude 'third_party/'"

@@ -690,6 +690,9 @@ class _Slicer:
         self.attr_stores: dict[str, list[_Unit]] = {}
         self.attr_changers: dict[str, list[_Unit]] = {}  # ``x.attr[k] = ...``, ``x.attr.y = ...``, by attribute
         self.class_binders: dict[str, list[_Unit]] = {}
+        # the statements that give an attribute its data, by attribute: ``x.attr = ...``, ``x.attr[k] = ...``
+        # (and ``x.attr.y = ...``, ``x.attr.append(...)``), ``attr = ...`` in a class body
+        self.attr_definers = (self.attr_stores, self.attr_changers, self.class_binders)
         self.class_methods: set[str] = set()  # the names of the methods of the file's classes
         self.mention_sites: dict[str, list[_Unit]] = {}
         self.call_sites: dict[str, list[_Unit]] = {}
@@ -903,12 +906,9 @@ class _Slicer:
         if attr in self.needed_attrs:
             return
         self.needed_attrs.add(attr)
-        for u in self.attr_stores.get(attr, ()):
-            self.tasks.append((self.keep, (u, 2)))
-        for u in self.attr_changers.get(attr, ()):
-            self.tasks.append((self.keep, (u, 2)))
-        for u in self.class_binders.get(attr, ()):
-            self.tasks.append((self.keep, (u, 2)))
+        for table in self.attr_definers:
+            for u in table.get(attr, ()):
+                self.tasks.append((self.keep, (u, 2)))
 
     def need_returns(self, name: str) -> None:
         for d in self.defs.get(name, ()):
@@ -974,7 +974,7 @@ class _Slicer:
         if not bases:
             return
         methods = self.class_methods
-        known = self.attr_stores, self.attr_changers, self.class_binders
+        known = self.attr_definers
         partly: dict[str, bool] = {}
         for name, attr in bases:
             if name not in whole:

@@ -10,10 +10,26 @@ from pathlib import Path
 
 import pytest
 
+from npu_audit.findings import FileReport
 from npu_audit.pipeline import Job, analyze_file
 from npu_audit.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extract"
+
+
+def _analysed_twice(job: Job) -> tuple[FileReport, list[str]]:
+    """The report of a second analysis of ``job`` and the type names of the objects it left to the cycle
+    collector (the first run fills the process's caches: they live on)."""
+    analyze_file(job)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        report = analyze_file(job)
+        gc.collect()
+        return report, [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
 
 
 @pytest.mark.parametrize("name", ["helpers_and_classes.py", "uses_pkg.py", "flags_and_args.py", "branches.py"])
@@ -21,16 +37,7 @@ def test_an_analysis_leaves_no_reference_cycles(tmp_path, name):
     shutil.copy(FIXTURES / name, tmp_path / name)
     shutil.copytree(FIXTURES / "pkg", tmp_path / "pkg")
     job = Job(file=str(tmp_path / name), display=name, roots=(str(tmp_path),), settings=Settings(), force_parse=True)
-    analyze_file(job)  # (a first run fills the process's caches: they live on)
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        report = analyze_file(job)
-        gc.collect()
-        left = [type(o).__name__ for o in gc.garbage]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+    report, left = _analysed_twice(job)
     assert report.parsed and report.findings is not None
     assert len(left) < 60, sorted(set(left))
 
@@ -46,15 +53,6 @@ def test_objects_that_point_at_themselves_are_unlinked(tmp_path, monkeypatch, sl
     name = "self_linked.py"
     shutil.copy(Path(__file__).parent / "fixtures" / "memory" / name, tmp_path / name)
     job = Job(file=str(tmp_path / name), display=name, roots=(str(tmp_path),), settings=Settings())
-    analyze_file(job)
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        report = analyze_file(job)
-        gc.collect()
-        left = [type(o).__name__ for o in gc.garbage]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+    report, left = _analysed_twice(job)
     assert report.parsed and "precision_mode" in {f.option for f in report.findings}, [f.name for f in report.findings]
     assert left == [], sorted(set(left))

@@ -96,7 +96,6 @@ class Registry:
 @lru_cache(maxsize=1)
 def packaged_model() -> ApiModel:
     """The table of the rules/ folder npu-audit ships (for a knowledge base built without one)."""
-
     from npu_audit.knowledge import tf_api
     from npu_audit.knowledge.loader import rules_dir
     from npu_audit.toml_compat import toml_library
