@@ -40,6 +40,22 @@ class DuplicateOption(Rule):
                           "effect"),),
             fixed=PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = 100\n',
         ),
+        # the write under the `if` is followed by the same value first: that next write is the dead one
+        # (another option written before does not change which write comes next)
+        Invalid(
+            PRELUDE + 'custom_op.parameter_map["use_off_line"].b = True\n'
+                      'if x:\n'
+                      '    custom_op.parameter_map["iterations_per_loop"].i = 10\n'
+                      'custom_op.parameter_map["iterations_per_loop"].i = 10\n'
+                      'custom_op.parameter_map["iterations_per_loop"].i = 100\n',
+            (Expect(10, 1, "'iterations_per_loop' is written again below with another value; this write (10) has "
+                           "no effect"),),
+            # (then the write under the `if` is dead, but removing it would empty the block: it stays)
+            fixed=PRELUDE + 'custom_op.parameter_map["use_off_line"].b = True\n'
+                            'if x:\n'
+                            '    custom_op.parameter_map["iterations_per_loop"].i = 10\n'
+                            'custom_op.parameter_map["iterations_per_loop"].i = 100\n',
+        ),
         Invalid(
             PRELUDE + 'custom_op.parameter_map["hcom_parallel"].b = False\nrun_config = NPURunConfig(session_config=config)\n',
             (Expect(7, 1, "'hcom_parallel' has no effect: NPURunConfig's own entry writes its default True after "
@@ -58,7 +74,8 @@ class DuplicateOption(Rule):
                 for first in eff.writes:
                     if first.implicit or first in eff.candidates:
                         continue
-                    later = next((w for w in eff.writes[first.index + 1:] if not w.conditional and w.index > first.index), None)
+                    # (``index`` orders the writes of the whole entry, every key: not a position in eff.writes)
+                    later = next((w for w in eff.writes if not w.conditional and w.index > first.index), None)
                     later = later or next((w for w in eff.candidates if w.index > first.index), None)
                     if later is None or _same(first, later) or not first.value.resolved:
                         continue
