@@ -180,6 +180,38 @@ def test_engine_refuses_a_fix_that_breaks_the_file(tmp_path, monkeypatch):
     assert not fx.changed and [r.reason for r in fx.rejected] == [NOT_VALID]
 
 
+# Two dead writes of one option: removing both would empty the `if` block (not valid Python), removing
+# the one after the block alone is fine. Both fixes used to be refused together.
+DEAD_IN_BLOCK_AND_AFTER = (
+    SESSION
+    + "if FLAGS.fast:\n"
+    "    npu.parameter_map['mix_compile_mode'].b = True\n"
+    "npu.parameter_map['mix_compile_mode'].b = False\n"
+    "npu.parameter_map['mix_compile_mode'].b = True\n"
+)
+
+
+def test_removals_of_one_option_that_fail_together_are_tried_one_by_one(tmp_path):
+    path = script(tmp_path, DEAD_IN_BLOCK_AND_AFTER)
+    job = job_for(path)
+    report = analyze_file(job)
+    dead = [f for f in report.findings if f.code == "NPU305"]
+    assert len(dead) == 2 and all(f.fix is not None for f in dead)
+    fx = fix_file(job, report, unsafe=False)
+    fixed = fx.fixed.decode("utf-8")
+    lines = fixed.splitlines()
+    block = lines.index("if FLAGS.fast:")
+    # the write after the block is gone; the block keeps its only statement (its removal is refused)
+    assert lines[block + 1:] == ["    npu.parameter_map['mix_compile_mode'].b = True",
+                                 "npu.parameter_map['mix_compile_mode'].b = True"]
+    assert [f.line for f in fx.applied] == [block + 3]
+    assert [r.reason for r in fx.rejected] == [NOT_VALID]
+    # idempotent: a second --fix finds nothing left to do
+    path.write_bytes(fx.fixed)
+    again = fix_file(job, analyze_file(job), unsafe=True)
+    assert not again.applied and not again.changed
+
+
 # -- 2. a file that was not written keeps its findings, and the exit code says so -------------------
 
 
@@ -289,6 +321,25 @@ def test_fixable_count_is_what_fix_fixes(tmp_path):
     assert not [d for d in after["diagnostics"] if d["fix"] and d["fix"]["applicability"] == "safe"]
     diff = run(script(tmp_path / "again", BYTES_AND_MIGRATION), "--diff", "--no-cache")
     assert "Would fix 2 findings in 1 file." in text_of(diff, "stderr")
+
+
+# The first write's value has a newer name, which the fix writes; precision_mode stays (the second write
+# has no precision_mode_v2 equivalent), so the finding stays too, reworded. Its fix was applied all the same.
+RENAMED_BUT_KEPT = (
+    SESSION
+    + "npu.parameter_map['precision_mode'].s = tf.compat.as_bytes('allow_mix_precision')\n"
+    "npu.parameter_map['precision_mode'].s = tf.compat.as_bytes('allow_fp32_to_fp16')\n"
+)
+
+
+def test_a_finding_whose_fix_was_applied_counts_as_fixed_when_it_stays_reworded(tmp_path):
+    path = script(tmp_path, RENAMED_BUT_KEPT)
+    assert re.search(r"^1 fixable with `npu-audit --fix`", text_of(run(path, "--no-cache")), re.M)
+    proc = run(path, "--fix", "--no-cache")
+    assert "Fixed 1 finding in 1 file." in text_of(proc, "stderr")
+    assert "tf.compat.as_bytes('allow_mix_precision_fp16')" in path.read_text()
+    after = json.loads(run(path, "--format", "json", "--no-cache").stdout)["diagnostics"]
+    assert [d["line"] for d in after if d["code"] == "NPU501"] == [6, 7]  # (still reported, without the rename)
 
 
 def _apply(patch: bytes, folder: Path, tool: str) -> None:

@@ -13,7 +13,9 @@ Per file, in rounds (at most ``MAX_ROUNDS``):
    the one the file had before any fix: a fix that changes it is not safe here. Then the fixes are
    tried group by group (the fixes of one option together), and a group that changes the effective
    configuration or breaks the file is left out and reported in :attr:`FileFix.rejected`; in the
-   re-checked report that finding has no fix, and its hint says why;
+   re-checked report that finding has no fix, and its hint says why. A failed group whose fixes only
+   remove code (dead writes) is tried fix by fix: such fixes do not depend on each other, and leaving
+   them all out would leave a fix for the next run (not idempotent);
 4. repeat on the re-analysed findings until nothing applicable is left.
 
 Only the edited ranges change: the text is re-encoded in the file's own encoding with its BOM, line
@@ -54,7 +56,9 @@ class FileFix:
     original: bytes
     fixed: bytes
     applied: list[Finding] = field(default_factory=list)  # findings whose own fix was applied
-    fixed_findings: list[Finding] = field(default_factory=list)  # findings of the start that are gone
+    # findings of the start that are gone, or whose own fix was applied (a finding may stay, reworded: a
+    # renamed value of precision_mode still prefers precision_mode_v2)
+    fixed_findings: list[Finding] = field(default_factory=list)
     remaining: Optional[FileReport] = None  # the re-checked report of the fixed text
     rejected: list[Rejected] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the file could not be read
@@ -324,7 +328,7 @@ class Fixer:
         result.remaining = state.report
         result.fixed_text = state.text
         self._drop(result)
-        result.fixed_findings = self._gone(start, state, offsets, unsafe)
+        result.fixed_findings = self._gone(start, state, offsets, unsafe, result.applied)
         return result
 
     @staticmethod
@@ -357,27 +361,37 @@ class Fixer:
             groups.setdefault(f.option or id(f), []).append(f)
         kept: list[Finding] = []
         kept_state: Optional[_State] = None
-        for group in groups.values():
-            candidate = kept + group
+
+        def attempt(candidate: list[Finding]) -> tuple[Optional[str], str, Optional[_State]]:
             text, skipped = apply_edits(state.text, [e for f in candidate for e in fix_of(f).edits])
-            reason, detail = None, ""
-            new = None
             if skipped or not _valid_python(text, libcst_ok):
-                reason = NOT_VALID
-            else:
-                new = self._analyze(text)
-                if new is None:
-                    reason = NOT_VALID
-                elif safe:
-                    change = self._changed(base, new)
-                    if change:
-                        reason, detail = CHANGES_CONFIG, change
-            if reason:
-                for f in group:
-                    refused.add(self._key(state.text, f))
-                    _reject(result, Rejected(f, reason, detail))
+                return NOT_VALID, "", None
+            new = self._analyze(text)
+            if new is None:
+                return NOT_VALID, "", None
+            change = self._changed(base, new) if safe else None
+            return (CHANGES_CONFIG, change, None) if change else (None, "", new)
+
+        for group in groups.values():
+            reason, detail, new = attempt(kept + group)
+            if not reason:
+                kept, kept_state = kept + group, new
                 continue
-            kept, kept_state = candidate, new
+            # the group fails together. Fixes that only remove code (dead writes of one option) do not
+            # depend on each other: each may still do alone (one of them the only statement of a block,
+            # which removed would empty it). Other fixes of one option move together (a migration of
+            # some writes of a key and not the others would leave both keys), so they fail together
+            alone = len(group) > 1 and all(not e.content for f in group for e in fix_of(f).edits)
+            for f in group if alone else ():
+                alone_reason, alone_detail, alone_new = attempt(kept + [f])
+                if not alone_reason:
+                    kept, kept_state = kept + [f], alone_new
+                    continue
+                refused.add(self._key(state.text, f))
+                _reject(result, Rejected(f, alone_reason, alone_detail))
+            for f in group if not alone else ():
+                refused.add(self._key(state.text, f))
+                _reject(result, Rejected(f, reason, detail))
         return kept, kept_state
 
     def _drop(self, result: FileFix) -> None:
@@ -397,9 +411,10 @@ class Fixer:
             out.append(f)
         result.remaining.findings = out
 
-    def _gone(self, start: _State, end: _State, offsets: _Offsets, unsafe: bool) -> list[Finding]:
+    def _gone(self, start: _State, end: _State, offsets: _Offsets, unsafe: bool,
+              applied: list[Finding]) -> list[Finding]:
         """Findings of the start whose fix could be applied and that the end no longer reports (their
-        own fix or another one removed them)."""
+        own fix or another one removed them), or whose own fix was applied."""
         from npu_audit.fix.edits import line_starts, offset
 
         if not offsets.rounds:
@@ -416,8 +431,12 @@ class Fixer:
         for f in end.report.findings:
             remaining.setdefault(f.code, []).append(f)
         gone = []
+        applied_ids = {id(f) for f in applied}
         for f in start.report.findings:
             if not applicable(f, unsafe):
+                continue
+            if id(f) in applied_ids:
+                gone.append(f)
                 continue
             mapped, touched = offsets.map(offset(s0, start.text, f.line, f.column))
             line, column = position(mapped)
