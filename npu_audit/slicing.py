@@ -66,7 +66,7 @@ from typing import Callable, Optional, Union
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
 from npu_audit.syntax import python_children, python_walk
-from npu_audit.text import IDENTIFIER_WORD, source_lines
+from npu_audit.text import IDENTIFIER_WORD, source_lines, statement_end
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
 
@@ -298,6 +298,7 @@ class _Builder:
 
     def statement(self, stmt: ast.stmt, parent: Optional[_Unit], scope: _Scope) -> _Unit:
         unit = _Unit(stmt, parent, scope)
+        unit.last = statement_end(self.lines, unit.last)
         self.units.append(unit)
         header: list[ast.AST] = []
         if type(stmt) not in _COMPOUND:

@@ -14,7 +14,7 @@ that differs only in case is the best guess; otherwise the closest candidates by
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Optional
 
@@ -66,6 +66,19 @@ def source_lines(text: str) -> tuple[str, ...]:
 
 
 _recent_lines: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def statement_end(lines: Sequence[str], last: int) -> int:
+    """The last line of a statement whose tree ends at line ``last`` (1-based; ``lines`` with their line
+    breaks): a line ending with a backslash goes on below, and CPython's tree does not count a next line
+    that holds no code of its own (``pass \\`` then ``;``, or then a comment or nothing). A next line with
+    code is not taken (``a; \\`` then ``b``: another statement, which has its own lines)."""
+    while last < len(lines) and lines[last - 1].rstrip("\r\n").endswith("\\"):
+        rest = lines[last].strip().lstrip(";").strip()
+        if rest and not rest.startswith("#"):
+            break
+        last += 1
+    return last
 
 
 def line_starts(text: str) -> list[int]:

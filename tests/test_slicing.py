@@ -931,3 +931,23 @@ def test_a_function_called_through_an_alias_is_called_from_its_place(tmp_path, m
     assert "run()" in lines and "self.mode = mode" in lines and "self.steps = 100" in lines
     report = same_both_ways(tmp_path, METHOD_THROUGH_AN_ALIAS, monkeypatch)
     assert "allow_mix_precision" in json.dumps(report.configs)
+
+
+@pytest.mark.parametrize("tail", [";\n", "# a comment\n", "\n"])
+def test_a_dropped_statement_continued_by_a_backslash_is_replaced_whole(tail):
+    # CPython's tree ends `pass \` on its first line; the line below (only `;`, a comment or nothing)
+    # belongs to the same logical line, so a stand-in for the first line alone would leave `;` behind
+    import ast
+
+    from npu_audit.extract.demand import HelperText
+    from npu_audit.slicing import slice_text
+
+    text = ("import tensorflow as tf\nconfig = tf.ConfigProto()\n"
+            "steps = 10 \\\n" + tail + "sess = tf.Session(config=config)\n")
+    result = slice_text(text, ast.parse(text))
+    assert result is not None and result.kept < result.statements  # (`steps = 10` is dropped)
+    ast.parse(result.text)
+    assert result.text.count("\n") == text.count("\n")
+    assert "sess = tf.Session(config=config)\n" in result.text
+    helper = HelperText(text, ast.parse(text))
+    assert helper.spans[2] == (3, 4)  # (the helper reader cuts a module at the same lines)

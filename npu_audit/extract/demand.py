@@ -27,7 +27,7 @@ import ast
 from collections.abc import Iterable
 
 from npu_audit.syntax import python_walk
-from npu_audit.text import IDENTIFIER_WORD, source_lines
+from npu_audit.text import IDENTIFIER_WORD, source_lines, statement_end
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -79,7 +79,7 @@ class HelperText:
         self._reads: dict[int, frozenset[str]] = {}
         for i, stmt in enumerate(tree.body):
             first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-            self.spans.append((first, stmt.end_lineno or stmt.lineno))
+            self.spans.append((first, statement_end(self.lines, stmt.end_lineno or stmt.lineno)))
             if isinstance(stmt, _DEFINITIONS) and _deferrable(stmt):
                 self.definitions.setdefault(stmt.name, []).append(i)
             else:
