@@ -66,7 +66,7 @@ from typing import Callable, Optional, Union
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
 from npu_audit.source import DEFAULT_MAX_BYTES
 from npu_audit.syntax import python_children, python_walk
-from npu_audit.text import IDENTIFIER_WORD, source_lines, statement_end
+from npu_audit.text import IDENTIFIER_WORD, continues_below, source_lines, statement_end
 
 __all__ = ["ENV_OFF", "SliceResult", "enabled", "slice_text"]
 
@@ -286,8 +286,7 @@ class _Builder:
 
     def _continued(self, line: int) -> bool:
         """Whether physical line ``line`` ends with a backslash (the logical line goes on below)."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return text.rstrip("\r\n").endswith("\\")
+        return 0 < line <= len(self.lines) and continues_below(self.lines[line - 1])
 
     def _shares_line(self, unit: _Unit) -> bool:
         line = self.lines[unit.first - 1] if unit.first - 1 < len(self.lines) else ""

@@ -68,12 +68,17 @@ def source_lines(text: str) -> tuple[str, ...]:
 _recent_lines: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
+def continues_below(line: str) -> bool:
+    """Whether a physical line ends with a backslash: its logical line goes on below."""
+    return line.rstrip("\r\n").endswith("\\")
+
+
 def statement_end(lines: Sequence[str], last: int) -> int:
     """The last line of a statement whose tree ends at line ``last`` (1-based; ``lines`` with their line
     breaks): a line ending with a backslash goes on below, and CPython's tree does not count a next line
     that holds no code of its own (``pass \\`` then ``;``, or then a comment or nothing). A next line with
     code is not taken (``a; \\`` then ``b``: another statement, which has its own lines)."""
-    while last < len(lines) and lines[last - 1].rstrip("\r\n").endswith("\\"):
+    while last < len(lines) and continues_below(lines[last - 1]):
         rest = lines[last].strip().lstrip(";").strip()
         if rest and not rest.startswith("#"):
             break

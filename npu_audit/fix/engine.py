@@ -372,6 +372,11 @@ class Fixer:
             change = self._changed(base, new) if safe else None
             return (CHANGES_CONFIG, change, None) if change else (None, "", new)
 
+        def refuse(group: list[Finding], reason: str, detail: str) -> None:
+            for f in group:
+                refused.add(self._key(state.text, f))
+                _reject(result, Rejected(f, reason, detail))
+
         for group in groups.values():
             reason, detail, new = attempt(kept + group)
             if not reason:
@@ -381,17 +386,15 @@ class Fixer:
             # depend on each other: each may still do alone (one of them the only statement of a block,
             # which removed would empty it). Other fixes of one option move together (a migration of
             # some writes of a key and not the others would leave both keys), so they fail together
-            alone = len(group) > 1 and all(not e.content for f in group for e in fix_of(f).edits)
-            for f in group if alone else ():
-                alone_reason, alone_detail, alone_new = attempt(kept + [f])
-                if not alone_reason:
-                    kept, kept_state = kept + [f], alone_new
-                    continue
-                refused.add(self._key(state.text, f))
-                _reject(result, Rejected(f, alone_reason, alone_detail))
-            for f in group if not alone else ():
-                refused.add(self._key(state.text, f))
-                _reject(result, Rejected(f, reason, detail))
+            if len(group) == 1 or any(e.content for f in group for e in fix_of(f).edits):
+                refuse(group, reason, detail)
+                continue
+            for f in group:
+                reason, detail, new = attempt(kept + [f])
+                if reason:
+                    refuse([f], reason, detail)
+                else:
+                    kept, kept_state = kept + [f], new
         return kept, kept_state
 
     def _drop(self, result: FileFix) -> None:
