@@ -63,6 +63,14 @@ class NpuOptimizerName(Rule):
                            "graph runs through plain TensorFlow on the host", severity="warning"),),
             fixed=_head + 'custom_op.name = "NpuOptimizer"\ncustom_op.parameter_map["graph_memory_max_size"].s = b"1024"\n',
         ),
+        Invalid(  # named like the NPU entry, sets no option: the name alone decides where the graph runs
+            _head + 'custom_op.name = "Npuoptimizer"\n',
+            (Expect(4, 18, 'optimizer name \'Npuoptimizer\' is not "NpuOptimizer": the adapter only processes an entry '
+                           "named exactly that, so it skips this one; it sets no NPU option, so no setting is lost, "
+                           "but with no entry named NpuOptimizer in this config the adapter's passes stay off and the "
+                           "graph runs through plain TensorFlow on the host", severity="warning"),),
+            fixed=_head + 'custom_op.name = "NpuOptimizer"\n',
+        ),
     )
     valid = (_head + 'custom_op.name = "NpuOptimizer"\ncustom_op.parameter_map["use_off_line"].b = True\n',
              _head + 'custom_op.name = "my_grappler_pass"\ncustom_op.parameter_map["threshold"].i = 3\n')
@@ -132,11 +140,12 @@ def _consequence(ctx, config, entry, rename: str) -> tuple[str, str, str]:
         shown = " and ".join(lost[:_SHOWN]) if len(lost) <= _SHOWN else ", ".join(lost[:_SHOWN]) + f" and {len(lost) - _SHOWN} more"
         verb = "is" if len(lost) == 1 else "are"
         return f" and {shown} {verb} never applied{host}", "error", rename
-    why = "; ".join(inert)
+    # (an entry that sets no NPU option at all: only its name says it is meant as the NPU one)
+    inert_part = f"nothing it sets would take effect anyway ({'; '.join(inert)})" if inert else "it sets no NPU option"
     if host:
-        return (f"; nothing it sets would take effect anyway ({why}), so no setting is lost, but{host[1:]}", "warning",
+        return (f"; {inert_part}, so no setting is lost, but{host[1:]}", "warning",
                 f"{rename} if this session is meant to run on the NPU, otherwise remove the entry")
-    return (f"; nothing it sets would take effect anyway ({why}), so nothing is lost", "warning",
+    return (f"; {inert_part}, so nothing is lost", "warning",
             "remove this entry: the config's entry named NpuOptimizer is the one the adapter reads")
 
 
