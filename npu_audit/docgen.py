@@ -38,6 +38,8 @@ def rules_markdown() -> str:
         for e in findings:
             severity = f", {e.severity}" if e.severity else ""
             lines += [f"npu-audit reports (line {e.line}, column {e.column}{severity}): {e.message}", ""]
+            if e.hint:
+                lines += [f"Hint: {e.hint}", ""]
         if instead:
             lines += ["Use instead:" if example else "For example:", "", "```python", instead.strip("\n"), "```", ""]
         safety = " ".join(x for x in (r.fix_summary(), " ".join(r.fix_safety.split())) if x)

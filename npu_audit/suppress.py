@@ -120,6 +120,8 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
                     path=path, line=s.line, column=s.column, end_line=s.line, end_column=s.end_column,
                     code=unused_rule.code, name=unused_rule.name, severity=unused_rule.severity,
                     message=f"unused suppression: nothing to ignore for {', '.join(unused)} on this line",
+                    hint="remove the suppression" if s.codes is None or len(unused) == len(s.codes)
+                    else f"remove {', '.join(unused)} from the suppression",
                     fix=Fix("safe", "Remove the unused suppression", (edit,)), tags=unused_rule.tags))
     return kept
 

@@ -39,6 +39,9 @@ def test_invalid_examples_yield_their_findings_and_fixed_text(tmp_path, rule, ex
         assert e.severity != rule.severity, "give a severity only when it differs from the rule's default"
     findings = findings_of(tmp_path, example.code)
     assert observed(findings, rule.code, rule.severity) == _expected(rule, example)
+    hints = [f.hint for f in findings if f.code == rule.code]
+    assert [h for h, e in zip(hints, example.findings) if e.hint is not None] == [
+        e.hint for e in example.findings if e.hint is not None]
     (tmp_path / "fix").mkdir()
     fixed = fixed_by(tmp_path / "fix", example.code, rule.code)
     original = example.code if isinstance(example.code, str) else None
@@ -107,3 +110,15 @@ def test_findings_have_positions_and_actionable_messages(tmp_path):
             for f in findings_of(tmp_path, example.code):
                 assert f.line >= 1 and f.column >= 1 and (f.end_line, f.end_column) >= (f.line, f.column)
                 assert f.message and f.severity in ("error", "warning", "info")
+
+
+#: checks of the file itself (it does not parse, does not decode): their message says what to do with the file
+_MESSAGE_SAYS_WHAT_TO_DO = {"syntax-error", "unreadable-file"}
+
+
+@pytest.mark.parametrize("rule,example", [c for c in _cases("invalid") if c.values[0].name not in _MESSAGE_SAYS_WHAT_TO_DO])
+def test_every_finding_of_an_example_says_what_to_write_instead(tmp_path, rule, example):
+    """Each finding comes with a hint (what to write instead): editors show it next to the message, and
+    `--format json` and SARIF carry it for the tools that read them."""
+    findings = [f for f in findings_of(tmp_path, example.code) if f.code == rule.code]
+    assert findings and all(f.hint for f in findings), [f.message for f in findings if not f.hint]

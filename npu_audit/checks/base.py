@@ -39,13 +39,14 @@ _DERIVED: Any = _Derived()
 
 @dataclass(frozen=True)
 class Expect:
-    """A finding an invalid example must produce: its 1-based line and column, its exact message, and
-    its severity when it is not the rule's default."""
+    """A finding an invalid example must produce: its 1-based line and column, its exact message, its
+    severity when it is not the rule's default, and its hint (what to write instead) when given."""
 
     line: int
     column: int
     message: str
     severity: Optional[str] = None
+    hint: Optional[str] = None
 
 
 @dataclass(frozen=True)

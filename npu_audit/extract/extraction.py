@@ -237,7 +237,8 @@ def _unexpanded_object_hazards(interp: Interpreter) -> list[CodeFact]:
             continue
         for hazard in object_hazards(obj):
             out.append(CodeFact(kind="config-object-hazard", value=None, path=hazard.path, node=hazard.node,
-                                detail=hazard.message, branches=hazard.branches, calls=hazard.calls))
+                                detail=hazard.message, branches=hazard.branches, calls=hazard.calls,
+                                hint=hazard.hint))
     return out
 
 

@@ -249,6 +249,7 @@ class Hazard:
     branches: tuple[BranchStep, ...] = ()
     calls: tuple[CallSite, ...] = ()
     range: Optional[Range] = None
+    hint: Optional[str] = None  # what to write instead
 
 
 @dataclass
@@ -269,6 +270,7 @@ class CodeFact:
     calls: tuple[CallSite, ...] = ()
     range: Optional[Range] = None
     package: Optional[str] = None
+    hint: Optional[str] = None  # config-object-hazard: what to write instead
 
 
 @dataclass

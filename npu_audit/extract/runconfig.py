@@ -7,7 +7,7 @@ are marked ``implicit``: they explain what runs, and checks never blame the user
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Optional, Protocol
 
 from npu_audit.extract.model import BranchStep, CallSite, Entry, Hazard, OptionWrite, Value
 from npu_audit.extract.project import ModuleState
@@ -60,7 +60,8 @@ def object_hazards(obj: ConfigObjectRef) -> list[Hazard]:
         hint = f"; did you mean '{close}'?" if close else ""
         out.append(Hazard(id="unknown-runconfig-keyword",
                           message=f"{obj.cls} has no keyword '{k}': the script fails with TypeError{hint}",
-                          path=obj.path, node=arg_node, branches=obj.branches, calls=obj.calls))
+                          path=obj.path, node=arg_node, branches=obj.branches, calls=obj.calls,
+                          hint=f"write {close}=" if close else f"remove {k}="))
     return out
 
 
@@ -84,10 +85,11 @@ def _write(entry: Entry, key, field, value: Value, frame: Frame, *, via, kwarg, 
     )
 
 
-def _hazard(entry: Entry, hid: str, message: str, node, frame: Frame, option=None, severity="error") -> None:
+def _hazard(entry: Entry, hid: str, message: str, node, frame: Frame, option=None, severity="error",
+            hint: Optional[str] = None) -> None:
     entry.hazards.append(
         Hazard(id=hid, message=message, path=frame.module.display, node=node, option=option, severity=severity,
-               branches=tuple(frame.branches), calls=frame.calls)
+               branches=tuple(frame.branches), calls=frame.calls, hint=hint)
     )
 
 
@@ -107,11 +109,11 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
             hint = f"; did you mean '{close}'?" if close else ""
             _hazard(entry, "unknown-runconfig-keyword",
                     f"NPURunConfig has no keyword '{name}': the script fails with TypeError when it builds the config{hint}",
-                    arg, frame)
+                    arg, frame, hint=f"write {close}=" if close else f"remove {name}=")
             continue
         if spec.removed:
             _hazard(entry, "removed-runconfig-keyword", spec.hazard or f"NPURunConfig no longer accepts '{name}' (TypeError)",
-                    arg, frame, option=spec.key)
+                    arg, frame, option=spec.key, hint=spec.instead or f"remove {name}=")
             continue
         if spec.object:
             _expand_object(kb, entry, spec, sym, node, arg, frame, call)
@@ -124,7 +126,8 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
         _write(entry, spec.key, spec.field, value, frame, via="NPURunConfig", kwarg=name, target=arg,
                value_node=node, implicit=False, stmt=call)
         if spec.hazard and value.resolved and isinstance(value.python, str) and spec.key == "insert_op_file":
-            _hazard(entry, "runconfig-str-not-bytes", spec.hazard, arg, frame, option=spec.key)
+            _hazard(entry, "runconfig-str-not-bytes", spec.hazard, arg, frame, option=spec.key,
+                    hint=f"pass {name} as bytes: b\"...\" (or tf.compat.as_bytes(...))")
 
     # keywords not given whose defaults NPUEstimator writes anyway
     for name, spec in model.kwargs.items():
@@ -156,7 +159,8 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
         return
     if sym.cls != spec.object:
         _hazard(entry, "runconfig-wrong-object",
-                f"{spec.name} expects a {spec.object}, got {sym.cls}: NPURunConfig raises when it checks the type", arg, frame)
+                f"{spec.name} expects a {spec.object}, got {sym.cls}: NPURunConfig raises when it checks the type", arg, frame,
+                hint=f"pass a {spec.object}(...) as {spec.name}=")
         return
     sym.expanded = True
     for hazard in object_hazards(sym):
@@ -175,14 +179,18 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             _hazard(entry, "dynamic-input-config-dropped",
                     "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and compile_hybrid_mode; "
                     f"with {', '.join(missing)} missing or None, NPUEstimator silently drops the whole dynamic-dims setting",
-                    sym.node, frame)
+                    sym.node, frame,
+                    hint=f"give {', '.join(missing)} a value"
+                         + (" (compile_hybrid_mode=0 keeps the behaviour of releases without it)"
+                            if "compile_hybrid_mode" in missing else ""))
             return
     if sym.cls == "ProfilingConfig":
         enabled = values.get("enable_profiling")
         if enabled is not None and enabled.resolved and not enabled.python and "profiling_options" in given:
             _hazard(entry, "profiling-options-unused",
                     "profiling_options is given but enable_profiling is False: NPUEstimator does not write it",
-                    given["profiling_options"][2], frame, option="profiling_options", severity="warning")
+                    given["profiling_options"][2], frame, option="profiling_options", severity="warning",
+                    hint="pass enable_profiling=True, or remove profiling_options")
     for p in obj.params:
         if not p.key:
             continue
@@ -194,7 +202,8 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             if sym.cls == "DumpConfig" and p.name == "dump_debug_mode" and is_none("dump_mode"):
                 _hazard(entry, "dump-debug-mode-dropped",
                         "dump_debug_mode is only written when dump_mode is not None (NPUEstimator): this setting is lost",
-                        value_arg, frame, option="dump_debug_mode")
+                        value_arg, frame, option="dump_debug_mode",
+                        hint="give dump_mode a value, or leave it out so that its default is written")
                 continue
             if sym.cls == "ProfilingConfig" and p.name == "profiling_options":
                 enabled = values.get("enable_profiling")

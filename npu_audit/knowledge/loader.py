@@ -380,6 +380,7 @@ class _Builder:
             object=table.get("object"),
             unless_kwarg=table.get("unless_kwarg"),
             removed=bool(table.get("removed", False)),
+            instead=table.get("instead"),
         )
 
     def runconfig(self) -> RunConfigModel:

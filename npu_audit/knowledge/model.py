@@ -298,6 +298,7 @@ class RunConfigParam:
     object: Optional[str] = None  # for NPURunConfig kwargs that take a config object
     unless_kwarg: Optional[str] = None  # implicit writes made only when this keyword is not given
     removed: bool = False  # a keyword the current NPURunConfig no longer accepts (TypeError)
+    instead: Optional[str] = None  # a removed keyword: what to write in its place
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@ from npu_audit.findings import Fix
 
 INI_MODES = ("high_precision", "high_performance")
 
+# what to do about an option the docs will deprecate when they name nothing to use instead
+_NO_REPLACEMENT = ("it still works in this release and nothing replaces it yet: keep it, and read the release notes "
+                   "before moving to a newer release")
 
 class DeprecatedOption(Rule):
     code = "NPU301"
@@ -56,6 +59,11 @@ class DeprecatedOption(Rule):
             fixed=PRELUDE + 'custom_op.parameter_map["op_precision_mode"].s = tf.compat.as_bytes("example_op_precision.ini")\n',
             new_files=(('example_op_precision.ini', "# Written by npu-audit from op_select_implmode='high_performance' and optypelist_for_implmode='Pooling,SoftmaxV2'\n# (op_precision_mode ini format: docs/session-options op_precision_mode).\n[ByOpType]\nPooling=high_performance\nSoftmaxV2=high_performance\n"),),
         ),
+        Invalid(  # nothing replaces it yet: the hint says what to do meanwhile
+            PRELUDE + 'custom_op.parameter_map["enable_data_pre_proc"].b = True\n',
+            (Expect(7, 25, "'enable_data_pre_proc' will be deprecated in a later version: the current release's docs "
+                           "advise against using it (no replacement is named yet)", hint=_NO_REPLACEMENT),),
+        ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["op_debug_config"].s = b"/home/test/op_debug.cfg"\n',
              "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n")
@@ -90,7 +98,8 @@ class DeprecatedOption(Rule):
                 message += f" ({life.note.rstrip('.')})"
             fix = self._implmode_fix(ctx, _entry, w) if w.key == "op_select_implmode" else None
             f = ctx.report(self, w, message, at="key", fix=fix,
-                           hint=f"migrate to '{life.replacement}'" if life.replacement else None)
+                           hint=f"migrate to '{life.replacement}'" if life.replacement
+                           else _NO_REPLACEMENT if life.scheduled else "read the release notes for what replaces it")
             if f:
                 yield f
 

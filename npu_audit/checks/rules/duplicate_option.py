@@ -37,7 +37,7 @@ class DuplicateOption(Rule):
             PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = 10\n'
                       'custom_op.parameter_map["iterations_per_loop"].i = 100\n',
             (Expect(7, 1, "'iterations_per_loop' is written again below with another value; this write (10) has no "
-                          "effect"),),
+                          "effect", hint="remove this write: 100, written below, replaces it"),),
             fixed=PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = 100\n',
         ),
         # the write under the `if` is followed by the same value first: that next write is the dead one
@@ -90,7 +90,10 @@ class DuplicateOption(Rule):
                             fix = Fix("safe", "Remove the dead first write", (Edit(rng.line, 1, rng.end_line + 1, 1, ""),))
                     f = ctx.report(self, first, f"'{key}' is written again below with another value; "
                                    f"this write ({describe(first.value.python)}) has no effect",
-                                   related=related, fix=fix)
+                                   related=related, fix=fix,
+                                   hint=(f"remove this write: {describe(later.value.python)}, written below, replaces "
+                                         "it") if later.value.resolved else
+                                        "remove this write: the write below replaces it")
                     if f:
                         yield f
         yield from self._across_entries(ctx)
@@ -122,7 +125,8 @@ class DuplicateOption(Rule):
                         related = [r for r in [ctx.related_write(last, "overwritten by this entry")] if r]
                         f = ctx.report(self, w, f"'{key}' has no effect: {how}",
                                        severity="error" if lost else "warning", related=related,
-                                       hint=f"pass {key} to NPURunConfig(...) instead" if lost else None)
+                                       hint=f"pass {key} to NPURunConfig(...) instead" if lost
+                                       else "remove this write, or write the value you want in the later entry")
                         if f:
                             yield f
                         break

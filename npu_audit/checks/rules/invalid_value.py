@@ -32,6 +32,11 @@ def python_type_problem(w):
     return None
 
 
+# what to write instead of a value of the wrong Python type, by the field written (None: NPURunConfig's keyword)
+_TYPE_HINTS = {"i": "write an int", "b": "write True or False", "s": 'write bytes: b"..." or tf.compat.as_bytes(...)',
+               None: 'write "true", "false" or "auto"'}
+
+
 class InvalidValue(Rule):
     code = "NPU104"
     name = "invalid-value"
@@ -68,13 +73,13 @@ class InvalidValue(Rule):
         Invalid(
             PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = True\n',
             (Expect(7, 52, "'iterations_per_loop': .i does not take a bool (TypeError: expected an int, got a "
-                           "boolean)"),),
+                           "boolean)", hint="write an int"),),
         ),
         Invalid(
             PRELUDE + 'custom_op.parameter_map["dump_mode"].s = b"everything"\n',
             (Expect(7, 42, "'everything' is not a valid value for 'dump_mode' (one of 'input', 'output', 'all'): not "
                            "read while its switch is off, but once it is on the adapter aborts the whole process "
-                           "(LOG(FATAL))", severity='warning'),),
+                           "(LOG(FATAL))", severity='warning', hint="write one of 'input', 'output', 'all'"),),
         ),
         Invalid(
             tf2.PRELUDE + 'npu.global_options().dump_config.enable_dump = "True"\n',
@@ -108,7 +113,8 @@ class InvalidValue(Rule):
             spec = ctx.spec(w.key)
             problem = python_type_problem(w)
             if problem:
-                f = ctx.report(self, w, f"'{w.key}': {problem}", at="value")
+                f = ctx.report(self, w, f"'{w.key}': {problem}", at="value",
+                               hint=_TYPE_HINTS.get(w.field if w.via == "parameter_map" else None))
                 if f:
                     yield f
                 continue
@@ -136,7 +142,7 @@ class InvalidValue(Rule):
             message = (f"{describe(value)} is not a valid value for '{w.key}' (one of {shown}): "
                        f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
             guess = did_you_mean(str(value), [str(a) for a in allowed])
-            hint = f"did you mean {guess!r}?" if guess else None
+            hint = f"did you mean {guess!r}?" if guess else f"write one of {shown}"
             f = ctx.report(self, w, message, at="value", severity=severity, hint=hint)
             if f:
                 yield f

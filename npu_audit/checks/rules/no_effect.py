@@ -30,8 +30,10 @@ class NoEffect(Rule):
     invalid = (
         Invalid(
             PRELUDE + 'custom_op.parameter_map["graph_memory_max_size"].s = tf.compat.as_bytes(str(26*1024*1024*1024))\n',
-            (Expect(7, 25, "'graph_memory_max_size' has no effect in the current release: does not take effect in "
-                           "the current version; also listed under 'will be deprecated'"),),
+            (Expect(7, 25, "'graph_memory_max_size' has no effect in the current release (GE sizes memory from what "
+                           "the network really uses and ignores the value; the docs also list the option as going "
+                           "away): the value is not applied on the device, so the setting can be removed",
+                    hint="remove this setting"),),
             fixed=PRELUDE,
         ),
         Invalid(
@@ -58,6 +60,12 @@ class NoEffect(Rule):
                            "'work_path' is documented for training only, but this config is for online inference "
                            "(graph_run_mode)"),),
         ),
+        Invalid(  # in the legacy release's table as not supported: the current release is named as the way out
+            "# npu-audit-test: release=legacy\n" + PRELUDE + 'custom_op.parameter_map["aoe_mode"].s = b"2"\n',
+            (Expect(8, 25, "'aoe_mode' is not supported in the legacy release (that release's option table says so): "
+                           "do not count on the value being applied on the device; remove the setting, or check the "
+                           "script with --release current if the job runs on the current release"),),
+        ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["profiling_mode"].b = True\n'
                        'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p"}\'\n',
@@ -77,7 +85,13 @@ class NoEffect(Rule):
             what = "has no effect" if life.status == "no-effect" else "is not supported"
             message = f"'{w.key}' {what} in the {release} release"
             if life.note:
-                message += f": {life.note.rstrip('.')}"
+                message += f" ({life.note.rstrip('.')})"
+            if life.status == "no-effect":
+                message += ": the value is not applied on the device, so the setting can be removed"
+            else:
+                message += ": do not count on the value being applied on the device; remove the setting"
+                if release != "current" and spec.lifecycle["current"].status not in ("no-effect", "not-supported"):
+                    message += ", or check the script with --release current if the job runs on the current release"
             fix = None
             if life.status == "no-effect" and fixable_here(ctx, w) and w.stmt_node is not None and w.via == "parameter_map":
                 stmt_range = ctx.extraction.range_of(w.stmt_node)

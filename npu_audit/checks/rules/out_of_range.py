@@ -70,6 +70,7 @@ class OutOfRange(Rule):
             message = (f"{number} is outside the range of '{w.key}' ({d.describe()}): "
                        f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
             f = ctx.report(self, w, message, at="value",
-                           severity="warning" if latent else severity_for_reaction(spec.on_invalid))
+                           severity="warning" if latent else severity_for_reaction(spec.on_invalid),
+                           hint=f"write a value in the range ({d.describe()})")
             if f:
                 yield f

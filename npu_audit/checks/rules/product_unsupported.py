@@ -39,7 +39,8 @@ class ProductUnsupported(Rule):
                 continue
             if spec.products and product not in spec.products:
                 supported = "; ".join(ctx.kb.products[p].name for p in spec.products)
-                f = ctx.report(self, w, f"'{w.key}' is not supported on {name} (only on {supported})", at="key")
+                f = ctx.report(self, w, f"'{w.key}' is not supported on {name} (only on {supported})", at="key",
+                               hint=f"remove this setting when the job runs on {name}")
                 if f:
                     yield f
                 continue
@@ -50,6 +51,7 @@ class ProductUnsupported(Rule):
                 supported = "; ".join(ctx.kb.products[p].name for p in fact.products)
                 f = ctx.report(self, w,
                                f"{describe(w.value.decoded())} for '{w.key}' is not supported on {name} (only on {supported})",
-                               at="value")
+                               at="value", hint=f"choose a value of '{w.key}' that {name} supports "
+                                                f"(`npu-audit --explain {w.key}` lists them)")
                 if f:
                     yield f

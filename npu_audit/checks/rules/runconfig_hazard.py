@@ -18,7 +18,15 @@ class RunConfigHazard(Rule):
         Invalid(
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iteration_per_loop=10)\n",
             (Expect(2, 27, "NPURunConfig has no keyword 'iteration_per_loop': the script fails with TypeError when "
-                           "it builds the config; did you mean 'iterations_per_loop'?"),),
+                           "it builds the config; did you mean 'iterations_per_loop'?",
+                    hint="write iterations_per_loop="),),
+        ),
+        Invalid(  # a keyword older releases took
+            "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(auto_tune_mode='RL,GA')\n",
+            (Expect(2, 27, "Passing auto_tune_mode= to the current NPURunConfig raises TypeError (unexpected keyword "
+                           "argument).",
+                    hint='remove auto_tune_mode=; operator tuning is done with AOE now: pass aoe_mode="2" to '
+                         "NPURunConfig to tune operators"),),
         ),
         Invalid(
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(dynamic_input_config=DynamicInputConfig("
@@ -33,11 +41,11 @@ class RunConfigHazard(Rule):
     def check(self, ctx):
         for _config, entry in ctx.entries():
             for hazard in entry.hazards:
-                f = ctx.report(self, hazard, hazard.message)
+                f = ctx.report(self, hazard, hazard.message, hint=hazard.hint)
                 if f:
                     yield f
         for fact in ctx.facts:  # a config object built where no NPURunConfig npu-audit read takes it
             if fact.kind == "config-object-hazard":
-                f = ctx.report(self, fact, fact.detail)
+                f = ctx.report(self, fact, fact.detail, hint=fact.hint)
                 if f:
                     yield f

@@ -250,4 +250,5 @@ def _message(scenario: Scenario, what: str, lost: Optional[OptionWrite] = None) 
                 "when it is not given graph_run_mode=0)",
                 "for online inference pass graph_run_mode=0 to NPURunConfig; for training remove this setting")
     why = "--scenario" if scenario.how == "setting" else "graph_run_mode"
-    return f"{what}, but this config is for {_names([scenario.name])} ({why})", None
+    return (f"{what}, but this config is for {_names([scenario.name])} ({why})",
+            f"remove this setting, or check that this config is meant for {_names([scenario.name])}")
