@@ -9,8 +9,8 @@ from npu_audit.findings import Fix
 INI_MODES = ("high_precision", "high_performance")
 
 # what to do about an option the docs will deprecate when they name nothing to use instead
-_NO_REPLACEMENT = ("it still works in this release and nothing replaces it yet: keep it, and read the release notes "
-                   "before moving to a newer release")
+_NO_REPLACEMENT = ("remove it if the job runs as well without it; nothing is named to replace it yet, so check the "
+                   "release notes before moving to a newer release")
 
 class DeprecatedOption(Rule):
     code = "NPU301"
