@@ -88,7 +88,8 @@ def _write(entry: Entry, key, field, value: Value, frame: Frame, *, via, kwarg, 
 def _hazard(entry: Entry, hid: str, message: str, node, frame: Frame, option=None, severity="error",
             hint: Optional[str] = None) -> None:
     entry.hazards.append(
-        Hazard(id=hid, message=message, path=frame.module.display, node=node, option=option, severity=severity,
+        # (a hazard text of rules/npurunconfig.toml is a sentence; a message has no final full stop)
+        Hazard(id=hid, message=message.rstrip("."), path=frame.module.display, node=node, option=option, severity=severity,
                branches=tuple(frame.branches), calls=frame.calls, hint=hint)
     )
 

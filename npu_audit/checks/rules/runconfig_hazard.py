@@ -24,7 +24,7 @@ class RunConfigHazard(Rule):
         Invalid(  # a keyword older releases took
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(auto_tune_mode='RL,GA')\n",
             (Expect(2, 27, "Passing auto_tune_mode= to the current NPURunConfig raises TypeError (unexpected keyword "
-                           "argument).",
+                           "argument)",
                     hint='remove auto_tune_mode=; operator tuning is done with AOE now: pass aoe_mode="2" to '
                          "NPURunConfig to tune operators"),),
         ),
