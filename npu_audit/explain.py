@@ -161,7 +161,7 @@ def rule_summary(rule) -> dict:
     return {"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
             "what": rule.what, "why": rule.why, "example": example, "use_instead": instead,
             "example_findings": [{"line": e.line, "column": e.column, "message": e.message,
-                                  "severity": e.severity or rule.severity} for e in findings],
+                                  "severity": e.severity or rule.severity, "hint": e.hint} for e in findings],
             "fix": rule.fix, "fix_applicability": list(rule.fix_applicability),
             "fix_safety": rule.fix_safety, "url": rule.help_uri}
 

@@ -49,8 +49,10 @@ def test_docs_show_the_examples_the_tests_run():
             assert code.strip("\n") in shown and instead.strip("\n") in shown
             for e in findings:
                 assert f"(line {e.line}, column {e.column}" in shown and e.message in shown
+                assert e.hint is None or f"Hint: {e.hint}" in shown
         summary = rule_summary(rule)
         assert summary["example"] == code and summary["use_instead"] == instead and summary["fix"] == rule.fix
+        assert [f["hint"] for f in summary["example_findings"]] == [e.hint for e in findings]
 
 
 def test_readme_fix_column_is_the_declared_fixability():

@@ -126,6 +126,8 @@ class Rule:
         for e in findings:
             parts += [f"npu-audit reports (line {e.line}, column {e.column}{', ' + e.severity if e.severity else ''}): "
                       f"{e.message}", ""]
+            if e.hint:
+                parts += [f"Hint: {e.hint}", ""]
         if good:
             parts += ["Use instead:", "```python", good.strip("\n"), "```", ""]
         parts += ["## Fix safety", " ".join(x for x in (self.fix_summary(), self.fix_safety.strip()) if x), ""]
