@@ -109,7 +109,8 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
                 line_text = lines[s.line - 1] if s.line <= len(lines) else ""
                 start = s.column
                 # remove the comment (and the spaces before it) when nothing in it is used
-                if s.codes is None or len(unused) == len(s.codes):
+                all_unused = s.codes is None or len(unused) == len(s.codes)
+                if all_unused:
                     before = line_text[: start - 1]
                     strip_from = len(before.rstrip()) + 1
                     edit = Edit(s.line, strip_from, s.line, s.end_column, "")
@@ -120,8 +121,7 @@ def apply(findings: list[Finding], text: Optional[str], path: str, enabled, unus
                     path=path, line=s.line, column=s.column, end_line=s.line, end_column=s.end_column,
                     code=unused_rule.code, name=unused_rule.name, severity=unused_rule.severity,
                     message=f"unused suppression: nothing to ignore for {', '.join(unused)} on this line",
-                    hint="remove the suppression" if s.codes is None or len(unused) == len(s.codes)
-                    else f"remove {', '.join(unused)} from the suppression",
+                    hint="remove the suppression" if all_unused else f"remove {', '.join(unused)} from the suppression",
                     fix=Fix("safe", "Remove the unused suppression", (edit,)), tags=unused_rule.tags))
     return kept
 

@@ -56,13 +56,18 @@ def object_hazards(obj: ConfigObjectRef) -> list[Hazard]:
     module of the tree): keywords its class does not take (TypeError)."""
     out = []
     for k, arg_node, names in getattr(obj, "unknown_keywords", []):
-        close = did_you_mean(k, names)
-        hint = f"; did you mean '{close}'?" if close else ""
-        out.append(Hazard(id="unknown-runconfig-keyword",
-                          message=f"{obj.cls} has no keyword '{k}': the script fails with TypeError{hint}",
-                          path=obj.path, node=arg_node, branches=obj.branches, calls=obj.calls,
-                          hint=f"write {close}=" if close else f"remove {k}="))
+        message, hint = _unknown_keyword(obj.cls, k, names, "")
+        out.append(Hazard(id="unknown-runconfig-keyword", message=message, path=obj.path, node=arg_node,
+                          branches=obj.branches, calls=obj.calls, hint=hint))
     return out
+
+
+def _unknown_keyword(callee: str, name: str, names, when: str) -> tuple[str, str]:
+    """The message and hint for a keyword ``callee`` does not take (TypeError ``when`` ...)."""
+    close = did_you_mean(name, names)
+    guess = f"; did you mean '{close}'?" if close else ""
+    return (f"{callee} has no keyword '{name}': the script fails with TypeError{when}{guess}",
+            f"write {close}=" if close else f"remove {name}=")
 
 
 def _write(entry: Entry, key, field, value: Value, frame: Frame, *, via, kwarg, target, value_node, implicit, stmt):
@@ -106,11 +111,8 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
     for name, (sym, node, arg) in keywords.items():
         spec = model.kwargs.get(name)
         if spec is None:
-            close = did_you_mean(name, model.kwargs)
-            hint = f"; did you mean '{close}'?" if close else ""
-            _hazard(entry, "unknown-runconfig-keyword",
-                    f"NPURunConfig has no keyword '{name}': the script fails with TypeError when it builds the config{hint}",
-                    arg, frame, hint=f"write {close}=" if close else f"remove {name}=")
+            message, hint = _unknown_keyword("NPURunConfig", name, model.kwargs, " when it builds the config")
+            _hazard(entry, "unknown-runconfig-keyword", message, arg, frame, hint=hint)
             continue
         if spec.removed:
             _hazard(entry, "removed-runconfig-keyword", spec.hazard or f"NPURunConfig no longer accepts '{name}' (TypeError)",
@@ -181,7 +183,7 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
                     "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and compile_hybrid_mode; "
                     f"with {', '.join(missing)} missing or None, NPUEstimator silently drops the whole dynamic-dims setting",
                     sym.node, frame,
-                    hint=f"give {', '.join(missing)} a value"
+                    hint=(f"give each of {', '.join(missing)} a value" if len(missing) > 1 else f"give {missing[0]} a value")
                          + (" (compile_hybrid_mode=0 keeps the behaviour of releases without it)"
                             if "compile_hybrid_mode" in missing else ""))
             return

@@ -192,7 +192,7 @@ class _Builder:
     def option(self, key: str, table: dict, source_file: str) -> OptionSpec:
         lifecycle: dict[str, Lifecycle] = {
             release: Lifecycle(status=entry["status"], replacement=entry.get("replacement"), note=entry.get("note"),
-                               scheduled=entry.get("scheduled", False))
+                               scheduled=entry.get("scheduled", False), instead=entry.get("instead"))
             for release, entry in ((r, table["lifecycle"][r]) for r in RELEASES)
         }
         defaults = tuple(

@@ -93,6 +93,7 @@ class Lifecycle:
     replacement: Optional[str] = None
     note: Optional[str] = None
     scheduled: bool = False  # deprecated: the docs say "will be deprecated in later versions"
+    instead: Optional[str] = None  # deprecated without a replacement key: what the docs suggest doing instead
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ from npu_audit.findings import Fix
 
 INI_MODES = ("high_precision", "high_performance")
 
+
 # what to do about an option the docs will deprecate when they name nothing to use instead
 _NO_REPLACEMENT = ("remove it if the job runs as well without it; nothing is named to replace it yet, so check the "
                    "release notes before moving to a newer release")
+
 
 class DeprecatedOption(Rule):
     code = "NPU301"
@@ -64,6 +66,17 @@ class DeprecatedOption(Rule):
             (Expect(7, 25, "'enable_data_pre_proc' will be deprecated in a later version: the current release's docs "
                            "advise against using it (no replacement is named yet)", hint=_NO_REPLACEMENT),),
         ),
+        Invalid(  # no replacement key, but the docs say what to do instead
+            PRELUDE + 'custom_op.parameter_map["dynamic_input"].b = True\n'
+                      'custom_op.parameter_map["dynamic_inputs_shape_range"].s = b"data:[3~6],[3~5]"\n',
+            (Expect(7, 25, "'dynamic_input' will be deprecated in a later version: the current release's docs advise "
+                           "against using it (no replacement is named yet)"),
+             Expect(8, 25, "'dynamic_inputs_shape_range' will be deprecated in a later version: the current "
+                           "release's docs advise against using it (the docs suggest set_graph_exec_config for graphs "
+                           "with differing input shapes)",
+                    hint="for subgraphs whose input shapes differ, configure dynamic inputs with "
+                         "set_graph_exec_config, as the docs recommend; this option applies to a single graph only")),
+        ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["op_debug_config"].s = b"/home/test/op_debug.cfg"\n',
              "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n")
@@ -88,7 +101,8 @@ class DeprecatedOption(Rule):
                     # NPUEstimator writes the key on every run whatever the keyword says: the deprecated key
                     # is not the user's to drop, and dropping the keyword only flips it to the default
                     continue
-            instead = f"; use '{life.replacement}' instead" if life.replacement else " (no replacement is named yet)"
+            instead = (f"; use '{life.replacement}' instead" if life.replacement
+                       else "" if life.instead else " (no replacement is named yet)")
             if life.scheduled:  # the docs' words: "will be deprecated in later versions"
                 message = (f"'{w.key}' will be deprecated in a later version: the {ctx.settings.release} release's "
                            f"docs advise against using it{instead}")
@@ -98,8 +112,8 @@ class DeprecatedOption(Rule):
                 message += f" ({life.note.rstrip('.')})"
             fix = self._implmode_fix(ctx, _entry, w) if w.key == "op_select_implmode" else None
             f = ctx.report(self, w, message, at="key", fix=fix,
-                           hint=f"migrate to '{life.replacement}'" if life.replacement
-                           else _NO_REPLACEMENT if life.scheduled else "read the release notes for what replaces it")
+                           hint=(f"migrate to '{life.replacement}'" if life.replacement
+                                 else life.instead or _NO_REPLACEMENT))
             if f:
                 yield f
 

@@ -92,8 +92,8 @@ class DuplicateOption(Rule):
                                    f"this write ({describe(first.value.python)}) has no effect",
                                    related=related, fix=fix,
                                    hint=(f"remove this write: {describe(later.value.python)}, written below, replaces "
-                                         "it") if later.value.resolved else
-                                        "remove this write: the write below replaces it")
+                                         "it") if later.value.resolved and not later.conditional else
+                                        "remove this write: the writes below replace it")
                     if f:
                         yield f
         yield from self._across_entries(ctx)

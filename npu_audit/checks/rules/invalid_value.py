@@ -32,9 +32,10 @@ def python_type_problem(w):
     return None
 
 
-# what to write instead of a value of the wrong Python type, by the field written (None: NPURunConfig's keyword)
+# what to write instead of a value of the wrong Python type (python_type_problem): by the field of a parameter_map
+# write, and for NPURunConfig's jit_compile keyword
 _TYPE_HINTS = {"i": "write an int", "b": "write True or False", "s": 'write bytes: b"..." or tf.compat.as_bytes(...)',
-               None: 'write "true", "false" or "auto"'}
+               "jit_compile": 'write "true", "false" or "auto"'}
 
 
 class InvalidValue(Rule):
@@ -114,7 +115,7 @@ class InvalidValue(Rule):
             problem = python_type_problem(w)
             if problem:
                 f = ctx.report(self, w, f"'{w.key}': {problem}", at="value",
-                               hint=_TYPE_HINTS.get(w.field if w.via == "parameter_map" else None))
+                               hint=_TYPE_HINTS.get(w.field if w.via == "parameter_map" else w.key))
                 if f:
                     yield f
                 continue

@@ -71,6 +71,6 @@ class OutOfRange(Rule):
                        f"{reaction(REACTION_TEXT.get(spec.on_invalid, ''), latent)}{flag_note(w)}")
             f = ctx.report(self, w, message, at="value",
                            severity="warning" if latent else severity_for_reaction(spec.on_invalid),
-                           hint=f"write a value in the range ({d.describe()})")
+                           hint=f"write an {d.describe()}")
             if f:
                 yield f

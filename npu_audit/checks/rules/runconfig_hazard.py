@@ -25,8 +25,8 @@ class RunConfigHazard(Rule):
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(auto_tune_mode='RL,GA')\n",
             (Expect(2, 27, "Passing auto_tune_mode= to the current NPURunConfig raises TypeError (unexpected keyword "
                            "argument)",
-                    hint='remove auto_tune_mode=; operator tuning is done with AOE now: pass aoe_mode="2" to '
-                         "NPURunConfig to tune operators"),),
+                    hint='remove auto_tune_mode=; operator tuning is done with AOE now (Atlas A3, A2 and training '
+                         'products): pass aoe_mode="2" to NPURunConfig to tune operators'),),
         ),
         Invalid(
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(dynamic_input_config=DynamicInputConfig("

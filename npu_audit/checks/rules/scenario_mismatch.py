@@ -203,15 +203,17 @@ class ScenarioMismatch(Rule):
                 if view is None:
                     continue
                 if scenario.name not in view.scenarios:
-                    what, at = f"'{w.key}' is documented for {_names(view.scenarios)} only", "key"
+                    what, at, meant = f"'{w.key}' is documented for {_names(view.scenarios)} only", "key", view.scenarios
                 elif w.value.resolved:
                     fact = ctx.spec(w.key).value_fact(w.value.decoded())
                     if fact is None or not fact.scenarios or scenario.name in fact.scenarios:
                         continue
                     what, at = f"{describe(w.value.decoded())} for '{w.key}' is meant for {_names(fact.scenarios)} only", "value"
+                    meant = fact.scenarios
                 else:
                     continue
-                message, hint = (tf2.wording(ctx, w, text) for text in _message(scenario, what, _lost(entry, scenario)))
+                message, hint = (tf2.wording(ctx, w, text)
+                                 for text in _message(scenario, what, meant, _lost(entry, scenario)))
                 f = ctx.report(self, w, message, at=at, related=related, hint=hint)
                 if f:
                     yield f
@@ -231,9 +233,10 @@ def _lost(entry, scenario: Scenario) -> Optional[OptionWrite]:
     return own.last if own is not None and own.last.value.resolved else None
 
 
-def _message(scenario: Scenario, what: str, lost: Optional[OptionWrite] = None) -> tuple[str, Optional[str]]:
-    """The message (what is wrong, and where the scenario comes from) and the hint. ``lost``: the entry's own
-    graph_run_mode, overwritten by the entry that decides."""
+def _message(scenario: Scenario, what: str, meant, lost: Optional[OptionWrite] = None) -> tuple[str, str]:
+    """The message (what is wrong, and where the scenario comes from) and the hint. ``meant``: the scenarios
+    the option (or its value) is for; ``lost``: the entry's own graph_run_mode, overwritten by the entry that
+    decides."""
     inference = 'parameter_map["graph_run_mode"].i = 0'  # (as a TF2 user reads it: tf2.wording)
     if scenario.how == "default":
         # nothing written: most likely an inference script that forgot graph_run_mode = 0
@@ -250,5 +253,16 @@ def _message(scenario: Scenario, what: str, lost: Optional[OptionWrite] = None) 
                 "when it is not given graph_run_mode=0)",
                 "for online inference pass graph_run_mode=0 to NPURunConfig; for training remove this setting")
     why = "--scenario" if scenario.how == "setting" else "graph_run_mode"
-    return (f"{what}, but this config is for {_names([scenario.name])} ({why})",
-            f"remove this setting, or check that this config is meant for {_names([scenario.name])}")
+    other = next((s for s in meant if s != scenario.name), None)
+    if scenario.how == "setting":
+        hint = f"for {_names([scenario.name])} remove this setting" + (
+            f"; if the script is for {_names([other])}, check it with --scenario {other}" if other else "")
+    else:
+        hint = f"for {_names([scenario.name])} remove this setting" + (
+            f"; for {_names([other])} write {_GRAPH_RUN_MODE[other]}" if other in _GRAPH_RUN_MODE else "")
+    return f"{what}, but this config is for {_names([scenario.name])} ({why})", hint
+
+
+# the graph_run_mode write that makes a config run as each scenario (as a TF2 user reads it: tf2.wording)
+_GRAPH_RUN_MODE = {"training": 'parameter_map["graph_run_mode"].i = 1',
+                   "inference": 'parameter_map["graph_run_mode"].i = 0'}
