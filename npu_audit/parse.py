@@ -78,6 +78,7 @@ class SyntaxProblem:
     message: str
     line: int  # 1-based
     column: int  # 1-based, in characters
+    hint: str | None = None  # what to write instead (the Python 3 spelling of a Python 2 construct)
 
 
 _CODE = "syntax-error"
@@ -465,9 +466,9 @@ def _cpython_verdict(text: str) -> bool | SyntaxError | None:
     return True
 
 
-def _problem(source: SourceText, message: str, line: int, column: int) -> SyntaxProblem:
+def _problem(source: SourceText, message: str, line: int, column: int, hint: str | None = None) -> SyntaxProblem:
     return SyntaxProblem(
-        display=source.display, code=_CODE, message=message, line=max(1, line), column=max(1, column)
+        display=source.display, code=_CODE, message=message, line=max(1, line), column=max(1, column), hint=hint
     )
 
 
@@ -514,7 +515,9 @@ def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
     construct = _python2_construct(err.msg or "", line_text, col0)
     if construct:
         message = f"{message}; looks like Python 2 code ({construct} at line {line}); npu-audit reads Python 3 only"
-    return _problem(source, message, line, col0 + 1)
+    spelling = _PYTHON3_SPELLING.get(construct) if construct else None
+    hint = f"port the file to Python 3: {spelling}" if spelling else None
+    return _problem(source, message, line, col0 + 1, hint)
 
 
 def _column0(offset: int | None, line_text: str) -> int:
@@ -604,6 +607,20 @@ def _number_span(line_text: str, col0: int) -> tuple[int, int]:
 # Python 2 constructs (only looked for where CPython stopped).
 _PY2_LONG_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|[0-9]+)[lL]")
 _UR_PREFIX_RE = re.compile(r"(?<![\w])[uU][rR]$")
+
+
+# How Python 3 writes each construct _python2_construct names (the finding's hint).
+_PYTHON3_SPELLING = {
+    "print statement": "print(...) is a function call",
+    "exec statement": "exec(...) is a function call",
+    "except X, e:": "write except X as e: (several types in parentheses: except (X, Y) as e:)",
+    "0777-style octal literal": "write octal literals with 0o (0o777)",
+    "1L-style long literal": "drop the L (every int is long in Python 3)",
+    "backticks": "write repr(x) instead of `x`",
+    "'<>' operator": "write != instead of <>",
+    "ur'' string prefix": "write r'' (every str is Unicode in Python 3)",
+    "raise E, 'message'": "write raise E('message')",
+}
 
 
 def _python2_construct(msg: str, line_text: str, col0: int) -> str | None:

@@ -30,12 +30,12 @@ class Job:
 
 
 def _file_finding(rule_name: str, display: str, message: str, line: int = 1, column: int = 1,
-                  severity: Optional[str] = None) -> Finding:
+                  severity: Optional[str] = None, hint: Optional[str] = None) -> Finding:
     from npu_audit.checks import rule_by
 
     rule = rule_by(rule_name)
     return Finding(path=display, line=line, column=column, end_line=line, end_column=column + 1, code=rule.code,
-                   name=rule.name, severity=severity or rule.severity, message=message)
+                   name=rule.name, severity=severity or rule.severity, message=message, hint=hint)
 
 
 #: Allocations between two young-generation collections (CPython's default is 700). An analysis
@@ -138,7 +138,8 @@ def _analyze(job: Job) -> FileReport:
     module = parse_module(source, tree=tree, skip=dropped)
     if isinstance(module, SyntaxProblem):
         # syntax-error, or unreadable-file for a file above the parse budget
-        report.findings.append(_file_finding(module.code, job.display, module.message, module.line, module.column))
+        report.findings.append(_file_finding(module.code, job.display, module.message, module.line, module.column,
+                                             hint=module.hint))
         return report
     report.parsed = True
     from npu_audit.extract.extraction import extract_configs

@@ -186,6 +186,12 @@ def test_python2_script():
 def test_python2_hints(text, evidence):
     p = problem(text)
     assert PY2_HINT in p.message and evidence in p.message, p.message
+    # and the finding's hint says how Python 3 writes the construct
+    assert p.hint is not None and p.hint.startswith("port the file to Python 3: "), p.hint
+
+
+def test_a_syntax_error_that_is_not_python2_has_no_hint():
+    assert problem("x = (1 2\n").hint is None
 
 
 def test_python2_words_in_strings_and_comments_are_not_evidence():

@@ -28,7 +28,15 @@ class SyntaxError_(Rule):
         Invalid(
             _NPU + 'run_config = NPURunConfig(iterations_per_loop=10)\nprint "training"\n',
             (Expect(3, 1, "Missing parentheses in call to 'print'. Did you mean print(...)?; looks like Python 2 "
-                          "code (print statement at line 3); npu-audit reads Python 3 only"),),
+                          "code (print statement at line 3); npu-audit reads Python 3 only",
+                    hint="port the file to Python 3: print(...) is a function call"),),
+        ),
+        Invalid(
+            _NPU + "try:\n    run_config = NPURunConfig(iterations_per_loop=10)\nexcept ValueError, e:\n    pass\n",
+            (Expect(4, 8, "multiple exception types must be parenthesized; looks like Python 2 code (except X, e: at "
+                          "line 4); npu-audit reads Python 3 only",
+                    hint="port the file to Python 3: write except X as e: (several types in parentheses: "
+                         "except (X, Y) as e:)"),),
         ),
     )
     valid = (_NPU + 'run_config = NPURunConfig(iterations_per_loop=10)\nprint("training")\n',)
