@@ -19,6 +19,10 @@ from npu_audit.knowledge.loader import load
 from npu_audit.pipeline import Job, analyze_file
 from npu_audit.settings import Settings
 
+# (the random program generator compiles what it makes, and calling a literal warns: not news here;
+# npu-audit itself compiles with warnings off)
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+
 LONG = int(os.environ.get("NPU_AUDIT_FUZZ_EXAMPLES", "0"))
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 SLOW = settings(max_examples=LONG or 300, deadline=None, suppress_health_check=list(HealthCheck))

@@ -153,6 +153,8 @@ def test_the_tree_matches_libcst_on_tricky_code(text):
     _check(text)
 
 
+# (random programs call string literals and the like: compiling them warns, which is not news)
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(__import__("hypothesmith").from_grammar())
 def test_random_programs_match_libcst(text):
