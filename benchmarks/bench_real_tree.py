@@ -105,6 +105,15 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def byte_compile() -> None:
+    """Compile npu-audit's modules to bytecode first, as an installed package has them: where
+    PYTHONDONTWRITEBYTECODE is set, a module edited since its last compile is compiled again at every
+    start (with four modules edited, a one-file check took 0.31 s instead of 0.28 s, medians of 6 pairs)."""
+    import npu_audit
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(npu_audit.__file__).parent)], check=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tree", type=Path)
@@ -116,6 +125,7 @@ def main() -> int:
     tree = args.tree.resolve()
     figures: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
     print(f"machine: {figures['machine']}; tree: {tree}")
+    byte_compile()
 
     total, marked = marker_files(tree)
     figures.update(files=total, marker_files=marked)
