@@ -364,7 +364,7 @@ def test_relation_messages_speak_tf2(tmp_path):
                                "npu.global_options().experimental.multi_branches_config.dynamic_dims = '1;2'\n")
     gated = next(f for f in report.findings if f.code == "NPU302")
     assert "profiling_config.enable_profiling" in gated.message and "profiling_mode" not in gated.message
-    assert gated.hint.startswith("Add global_options().profiling_config.enable_profiling = True")
+    assert gated.hint.startswith("add global_options().profiling_config.enable_profiling = True")
     trio = next(f for f in report.findings if f.code == "NPU201")
     assert "TF2 adapter passes these options on unchecked" in trio.message and "entry" not in trio.hint
 
