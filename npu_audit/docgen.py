@@ -18,6 +18,7 @@ END = "<!-- rules:end -->"
 
 def rules_markdown() -> str:
     from npu_audit.checks import all_rules
+    from npu_audit.checks.base import example_findings_lines
 
     rules = all_rules()
     lines = ["| code | name | default severity | fix | summary |", "| --- | --- | --- | --- | --- |"]
@@ -35,11 +36,7 @@ def rules_markdown() -> str:
         example, findings, instead = r.shown_example()
         if example:
             lines += ["**Example**", "", "```python", example.strip("\n"), "```", ""]
-        for e in findings:
-            severity = f", {e.severity}" if e.severity else ""
-            lines += [f"npu-audit reports (line {e.line}, column {e.column}{severity}): {e.message}", ""]
-            if e.hint:
-                lines += [f"Hint: {e.hint}", ""]
+        lines += example_findings_lines(findings)
         if instead:
             lines += ["Use instead:" if example else "For example:", "", "```python", instead.strip("\n"), "```", ""]
         safety = " ".join(x for x in (r.fix_summary(), " ".join(r.fix_safety.split())) if x)

@@ -123,15 +123,23 @@ class Rule:
         bad, findings, good = self.shown_example()
         if bad:
             parts += ["## Example", "```python", bad.strip("\n"), "```", ""]
-        for e in findings:
-            parts += [f"npu-audit reports (line {e.line}, column {e.column}{', ' + e.severity if e.severity else ''}): "
-                      f"{e.message}", ""]
-            if e.hint:
-                parts += [f"Hint: {e.hint}", ""]
+        parts += example_findings_lines(findings)
         if good:
             parts += ["Use instead:", "```python", good.strip("\n"), "```", ""]
         parts += ["## Fix safety", " ".join(x for x in (self.fix_summary(), self.fix_safety.strip()) if x), ""]
         return "\n".join(parts)
+
+
+def example_findings_lines(findings) -> list[str]:
+    """What an example's expected findings say, as every rule document shows them (``--explain``, SARIF
+    help, hovers, README): each finding and its hint, a blank line after each."""
+    lines: list[str] = []
+    for e in findings:
+        severity = f", {e.severity}" if e.severity else ""
+        lines += [f"npu-audit reports (line {e.line}, column {e.column}{severity}): {e.message}", ""]
+        if e.hint:
+            lines += [f"Hint: {e.hint}", ""]
+    return lines
 
 
 def _text(code: Union[str, bytes]) -> str:

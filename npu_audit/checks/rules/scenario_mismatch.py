@@ -66,11 +66,11 @@ def _scenario_in(ctx, entry, holder) -> Scenario:
         if eff.certainty != "always" or not eff.last.value.resolved:
             return Scenario(None)
         value = eff.last.value.python
-        if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
+        if isinstance(value, bool) or not isinstance(value, int) or value not in _SCENARIO_OF:
             return Scenario(None)
-        if value == 0 and _handed_to_code_not_read(holder):
+        if _SCENARIO_OF[value] == "inference" and _handed_to_code_not_read(holder):
             return Scenario(None)
-        return Scenario("inference" if value == 0 else "training", eff.last, "written")
+        return Scenario(_SCENARIO_OF[value], eff.last, "written")
     if entry.kind == "orphan" or _tf2_unopened(ctx, entry):
         return Scenario(None)
     return Scenario("training", None, "default")
@@ -237,7 +237,7 @@ def _message(scenario: Scenario, what: str, meant, lost: Optional[OptionWrite] =
     """The message (what is wrong, and where the scenario comes from) and the hint. ``meant``: the scenarios
     the option (or its value) is for; ``lost``: the entry's own graph_run_mode, overwritten by the entry that
     decides."""
-    inference = 'parameter_map["graph_run_mode"].i = 0'  # (as a TF2 user reads it: tf2.wording)
+    inference = _mode_write("inference")
     if scenario.how == "default":
         # nothing written: most likely an inference script that forgot graph_run_mode = 0
         return (f"graph_run_mode is not set, so the adapter runs this config as training (its default, "
@@ -254,15 +254,19 @@ def _message(scenario: Scenario, what: str, meant, lost: Optional[OptionWrite] =
                 "for online inference pass graph_run_mode=0 to NPURunConfig; for training remove this setting")
     why = "--scenario" if scenario.how == "setting" else "graph_run_mode"
     other = next((s for s in meant if s != scenario.name), None)
-    if scenario.how == "setting":
-        hint = f"for {_names([scenario.name])} remove this setting" + (
-            f"; if the script is for {_names([other])}, check it with --scenario {other}" if other else "")
-    else:
-        hint = f"for {_names([scenario.name])} remove this setting" + (
-            f"; for {_names([other])} write {_GRAPH_RUN_MODE[other]}" if other in _GRAPH_RUN_MODE else "")
+    hint = f"for {_names([scenario.name])} remove this setting"
+    if other is not None and scenario.how == "setting":
+        hint += f"; if the script is for {_names([other])}, check it with --scenario {other}"
+    elif other in _GRAPH_RUN_MODE:
+        hint += f"; for {_names([other])} write {_mode_write(other)}"
     return f"{what}, but this config is for {_names([scenario.name])} ({why})", hint
 
 
-# the graph_run_mode write that makes a config run as each scenario (as a TF2 user reads it: tf2.wording)
-_GRAPH_RUN_MODE = {"training": 'parameter_map["graph_run_mode"].i = 1',
-                   "inference": 'parameter_map["graph_run_mode"].i = 0'}
+# graph_run_mode's value for each scenario (the adapter's meaning of 0 and 1), and the scenario of each value
+_GRAPH_RUN_MODE = {"training": 1, "inference": 0}
+_SCENARIO_OF = {value: scenario for scenario, value in _GRAPH_RUN_MODE.items()}
+
+
+def _mode_write(scenario: str) -> str:
+    """The write that makes a config run as ``scenario`` (as a TF2 user reads it: tf2.wording)."""
+    return f'parameter_map["graph_run_mode"].i = {_GRAPH_RUN_MODE[scenario]}'
