@@ -12,7 +12,6 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
@@ -110,6 +109,8 @@ def _snapshot_path(root: Path) -> Optional[Path]:
 
 
 def _write_snapshot(path: Path, kb: KnowledgeBase) -> None:
+    import tempfile  # only when the snapshot is rebuilt (2 ms of every start otherwise)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".kb-", suffix=".tmp")
