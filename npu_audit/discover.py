@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -54,6 +54,7 @@ class DiscoveredFile:
 class DiscoveryProblem:
     display: str
     message: str
+    hint: Optional[str] = None  # what to do about it
 
 
 DEFAULT_EXCLUDES = (
@@ -468,8 +469,8 @@ class _Walker:
             return True
         return False
 
-    def problem(self, display: str, message: str) -> None:
-        self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message))
+    def problem(self, display: str, message: str, hint: Optional[str] = None) -> None:
+        self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message, hint=hint))
 
     # projects ---------------------------------------------------------------------------------------
 
@@ -520,11 +521,12 @@ class _Walker:
             try:
                 st_target = os.stat(folder.path)
             except OSError as exc:
-                self.problem(link_display, f"{_os_reason(exc)}, skipped")
+                self.problem(link_display, f"{_os_reason(exc)}, skipped", _access_hint(exc))
                 continue
             target = _identity(st_target, folder.path)
             if target in folder.ancestors:
-                self.problem(link_display, "symlink loop (it points to an enclosing folder), skipped")
+                self.problem(link_display, "symlink loop (it points to an enclosing folder), skipped",
+                             _access_hint(code=errno.ELOOP))
                 continue
             if target in self.visited:
                 continue  # already walked through its real path or another link
@@ -548,15 +550,17 @@ class _Walker:
                     for entry in it:
                         entries.append(entry)
                 except OSError as exc:
-                    self.problem(display_dir, f"{_os_reason(exc)}: could not list the whole folder")
-        except PermissionError:
-            self.problem(display_dir, "permission denied: cannot list folder")
+                    self.problem(display_dir, f"{_os_reason(exc)}: could not list the whole folder",
+                                 _access_hint(exc))
+        except PermissionError as exc:
+            self.problem(display_dir, "permission denied: cannot list folder", _access_hint(exc))
             return
         except FileNotFoundError:
-            self.problem(display_dir, "folder vanished during the scan")
+            self.problem(display_dir, "folder vanished during the scan",
+                         "run npu-audit again once nothing is moving or deleting files in the folder")
             return
         except OSError as exc:
-            self.problem(display_dir, f"cannot list folder: {_os_reason(exc)}")
+            self.problem(display_dir, f"cannot list folder: {_os_reason(exc)}", _access_hint(exc))
             return
         entries.sort(key=_entry_name)
 
@@ -607,7 +611,7 @@ class _Walker:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()  # follows symlinks; False for broken links and loops
             except OSError as exc:
-                self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
+                self.problem(display_base + name, f"{_os_reason(exc)}, skipped", _access_hint(exc))
                 continue
             if is_dir:
                 rel = rel_base + name
@@ -634,7 +638,7 @@ class _Walker:
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError as exc:
-                    self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
+                    self.problem(display_base + name, f"{_os_reason(exc)}, skipped", _access_hint(exc))
                     continue
                 ident = _identity(st, entry.path)
                 if ident in self.visited:
@@ -649,9 +653,10 @@ class _Walker:
                     st = os.stat(entry.path)
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
-                        self.problem(display_base + name, "symlink loop, skipped")
+                        self.problem(display_base + name, "symlink loop, skipped", _access_hint(code=errno.ELOOP))
                     elif name.endswith(".py"):
-                        self.problem(display_base + name, "broken symbolic link, skipped")
+                        self.problem(display_base + name, "broken symbolic link, skipped",
+                                     _access_hint(code=errno.ENOENT))
                     continue
                 if not name.endswith(".py") or not stat.S_ISREG(st.st_mode):  # FIFOs, sockets, devices
                     continue
@@ -671,7 +676,7 @@ class _Walker:
                         if hinted is None:
                             hinted = bool(st.st_ino) and st.st_dev == dev and st.st_ino == entry.inode()
                 except OSError as exc:
-                    self.problem(display_base + name, f"{_os_reason(exc)}, skipped")
+                    self.problem(display_base + name, f"{_os_reason(exc)}, skipped", _access_hint(exc))
                     continue
                 file_via = via
             if names_excluded is not None:  # excluder.excluded(rel, name, False), inlined
@@ -728,6 +733,8 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> _Match
         walker.problem(
             shown.replace("/", os.sep),
             f"cannot read .gitignore ({_os_reason(exc)}); its patterns are not applied",
+            "make the .gitignore readable for the user that runs npu-audit; until then, --exclude can leave out "
+            "what it lists",
         )
         return None
     if data.startswith(b"\xef\xbb\xbf"):
@@ -744,7 +751,9 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> _Match
         walker.gitignores[data] = compiled
     if isinstance(compiled, str):
         shown = prefix + (rel + "/" if rel else "") + ".gitignore"
-        walker.problem(shown.replace("/", os.sep), compiled)
+        walker.problem(shown.replace("/", os.sep), compiled,
+                       "correct the pattern (git cannot read it either); until then, --exclude can leave out what "
+                       "the file lists")
         return None
     return compiled
 
@@ -838,7 +847,8 @@ def _discover(
         try:
             st = os.stat(path)
         except OSError as exc:
-            walker.problem(given, _missing_message(path, exc))
+            walker.problem(given, _missing_message(path, exc),
+                           "check the path" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else _access_hint(exc))
             continue
         if stat.S_ISDIR(st.st_mode):
             walker.walk_root(path, given, st)
@@ -882,6 +892,13 @@ def _path_excluded(excluder: _Excluder, rel: str, is_dir: bool) -> bool:
         if excluder.excluded(partial, part, is_dir or i < len(parts) - 1):
             return True
     return False
+
+
+def _access_hint(exc: Optional[OSError] = None, code: Optional[int] = None) -> str:
+    """What to do about a path the walk cannot read (``exc``, or an error number)."""
+    from npu_audit.source import access_hint
+
+    return access_hint(exc if exc is not None else OSError(code, os.strerror(code or 0)))
 
 
 def _missing_message(path: str, exc: OSError) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from npu_audit.source import SourceText
+from npu_audit.source import LEAVE_OUT, REPORT_IT, SourceText
 from npu_audit.text import LINE_BREAK, line_starts
 
 if TYPE_CHECKING:  # imported where it parses: the rules import this module for its limits
@@ -318,7 +318,7 @@ def parse_module(source: SourceText, tree: ast.Module | None = None, keep: Itera
     try:
         return _parse_module(source, tree, keep, skip)
     except Exception as exc:  # a defect in the guards must not stop the run
-        return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
+        return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1, REPORT_IT)
 
 
 def _parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iterable[int] | None = None,
@@ -342,7 +342,7 @@ def _parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iter
         if isinstance(verdict, SyntaxError):
             return _cpython_problem(source, verdict)
         return _problem(source, "could not parse: CPython's parser gave up on this file (too large or too "
-                                "deeply nested); skipped", 1, 1)
+                                "deeply nested); skipped", 1, 1, _GENERATED)
     budget = _visitable_depth()
     try:
         return syntax.parse_module(text, tree, keep, skip, max_depth=budget)
@@ -353,11 +353,12 @@ def _parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iter
             f"recursion limit ({sys.getrecursionlimit()}) lets npu-audit walk; typical of generated code; skipped",
             deep.line,
             deep.column,
+            _GENERATED,
         )
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # RecursionError, MemoryError, ...
-        return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1)
+        return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1, REPORT_IT)
 
 
 def _refuse(source: SourceText, estimate: NestingEstimate) -> SyntaxProblem | None:
@@ -400,10 +401,11 @@ def _too_large(source: SourceText, what: str) -> SyntaxProblem:
         code="unreadable-file",
         message=(
             f"file too large to parse: {what} npu-audit parses per file ({size / 1e6:.1f} MB; checking a fix "
-            "of it with libcst needs 1.5 to 3 KB of memory per token); skipped. Split the file or exclude it"
+            "of it with libcst needs 1.5 to 3 KB of memory per token); skipped"
         ),
         line=1,
         column=1,
+        hint=f"split the file into smaller modules, or {LEAVE_OUT}",
     )
 
 
@@ -417,6 +419,7 @@ def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem |
             "(CPython refuses this too)",
             line,
             column,
+            _GENERATED,
         )
     if est.expression > MAX_EXPRESSION_NESTING:
         line, column = _line_col(text, max(est.expression_at, 0))
@@ -426,6 +429,7 @@ def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem |
             f"(limit {MAX_EXPRESSION_NESTING}); typical of generated code; skipped",
             line,
             column,
+            _GENERATED,
         )
     if est.elif_chain > MAX_ELIF_CHAIN:
         line, column = _line_col(text, est.elif_at)
@@ -435,6 +439,8 @@ def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem |
             f"(limit {MAX_ELIF_CHAIN}); typical of generated code; skipped",
             line,
             column,
+            "look the value up in a dict instead of a chain of comparisons; if the file is generated, "
+            f"{LEAVE_OUT}",
         )
     return None
 
@@ -516,8 +522,17 @@ def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
     if construct:
         message = f"{message}; looks like Python 2 code ({construct} at line {line}); npu-audit reads Python 3 only"
     spelling = _PYTHON3_SPELLING.get(construct) if construct else None
-    hint = f"port the file to Python 3: {spelling}" if spelling else None
+    hint = f"port the file to Python 3: {spelling}" if spelling else _syntax_hint(err.msg or "")
     return _problem(source, message, line, col0 + 1, hint)
+
+
+def _syntax_hint(msg: str) -> str:
+    """The hint of a syntax error that is not Python 2 code: by CPython's message, else the general one."""
+    for words, hint in _SYNTAX_HINTS:
+        if words in msg:
+            return hint
+    return ("correct the code here: until Python 3 accepts the file ('python3 -m py_compile FILE' shows the same "
+            "error), nothing in it is checked")
 
 
 def _column0(offset: int | None, line_text: str) -> int:
@@ -608,6 +623,20 @@ def _number_span(line_text: str, col0: int) -> tuple[int, int]:
 _PY2_LONG_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|[0-9]+)[lL]")
 _UR_PREFIX_RE = re.compile(r"(?<![\w])[uU][rR]$")
 
+
+# What to do about a syntax error, by words of CPython's message.
+_SYNTAX_HINTS = (
+    ("inconsistent use of tabs and spaces", "indent the block with spaces only (or tabs only), not both"),
+    ("unexpected indent", "indent the line as the other lines of its block"),
+    ("unindent does not match", "dedent the line to the indentation of an enclosing block"),
+    ("expected an indented block", "indent the block's first line (write pass for an empty block)"),
+    ("was never closed", "close the bracket opened here"),
+    ("unterminated string literal", "close the string on the same line (or use a triple-quoted string)"),
+    ("unterminated triple-quoted string", "close the triple-quoted string opened here"),
+)
+
+#: The hint of a file refused for its size or depth.
+_GENERATED = f"split the expression or statement into smaller ones; if the file is generated, {LEAVE_OUT}"
 
 # How Python 3 writes each construct _python2_construct names (the finding's hint).
 _PYTHON3_SPELLING = {

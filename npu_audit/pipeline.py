@@ -93,13 +93,15 @@ def analyze_file(job: Job) -> FileReport:
     except Exception as exc:  # noqa: BLE001 - an internal error must not stop the run
         import traceback
 
+        from npu_audit.source import LEAVE_OUT, REPORT_IT
+
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
         report = FileReport(path=job.display, internal_error=True)
         report.findings.append(_file_finding(
             "internal-error", job.display,
-            f"npu-audit failed on this file ({type(exc).__name__}: {exc}{where}); other files were checked. "
-            "Please report this with the file if you can."))
+            f"npu-audit failed on this file ({type(exc).__name__}: {exc}{where}); the file was not checked, "
+            "the other files were", hint=f"{REPORT_IT}; until it is fixed, {LEAVE_OUT}"))
         return report
 
 
@@ -116,11 +118,13 @@ def _analyze(job: Job) -> FileReport:
         source = read_source(Path(job.file), job.display, settings.max_bytes, lenient=True)
     if isinstance(source, ReadProblem):
         report = FileReport(path=job.display)
-        report.findings.append(_file_finding("unreadable-file", job.display, source.message, source.line, source.column))
+        report.findings.append(_file_finding("unreadable-file", job.display, source.message, source.line, source.column,
+                                             hint=source.hint))
         return report
     report = FileReport(path=job.display, text=source.text)
     # encoding problems that left the file readable (bytes that are not UTF-8 only in comments)
-    notes = [_file_finding("unreadable-file", job.display, n.message, n.line, n.column, n.severity) for n in source.notes]
+    notes = [_file_finding("unreadable-file", job.display, n.message, n.line, n.column, n.severity, n.hint)
+             for n in source.notes]
     report.findings.extend(notes)
     report.content_hash = hashlib.sha256(source.raw).hexdigest()
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
@@ -285,7 +289,8 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         found.append((file, f.display, resolver.for_file(file)))
     if resolver.errors:  # every configuration problem at once, before any analysis
         raise SettingsError("\n".join(resolver.errors))
-    reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message)])
+    reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message,
+                                                                                 hint=p.hint)])
                                  for p in problems]
     cache = _open_cache(options)
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
@@ -553,6 +558,7 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
     dies costs only the file it was analysing), calling ``finished`` for each."""
     from functools import partial
 
+    from npu_audit.source import LEAVE_OUT, REPORT_IT
     from npu_audit.workers import run_in_workers
 
     def died(i: int, how: str) -> FileReport:
@@ -560,7 +566,8 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
         failed.findings.append(_file_finding(
             "internal-error", jobs[i].display,
             f"the npu-audit worker process died while analysing this file ({how}); the file was not checked, "
-            "the other files were. If it ran out of memory, exclude the file or split it"))
+            "the other files were",
+            hint=f"if it ran out of memory, split the file or {LEAVE_OUT}; otherwise {REPORT_IT}"))
         return failed
 
     run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,

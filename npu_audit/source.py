@@ -31,6 +31,11 @@ __all__ = [
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
+#: How a hint says to leave a path out of the run, on the command line or in pyproject.toml.
+LEAVE_OUT = "leave it out of the run with --exclude (or exclude in [tool.npu-audit])"
+#: The hint of a failure of npu-audit itself.
+REPORT_IT = "please report this to npu-audit's developers, with the file if you can"
+
 _CODE = "unreadable-file"
 
 
@@ -42,6 +47,7 @@ class ReadProblem:
     line: int = 1
     column: int = 1
     severity: str = "error"  # "warning" or "info" for a problem that leaves the file readable (SourceText.notes)
+    hint: Optional[str] = None  # what to do about it (the finding's hint)
 
 
 @dataclass(frozen=True)
@@ -89,8 +95,26 @@ def _normal_name(name: str) -> str:
     return name
 
 
-def _problem(display: str, message: str, line: int = 1, column: int = 1, severity: str = "error") -> ReadProblem:
-    return ReadProblem(display=display, code=_CODE, message=message, line=line, column=column, severity=severity)
+def _problem(display: str, message: str, line: int = 1, column: int = 1, severity: str = "error",
+             hint: Optional[str] = None) -> ReadProblem:
+    return ReadProblem(display=display, code=_CODE, message=message, line=line, column=column, severity=severity,
+                       hint=hint)
+
+
+def access_hint(exc: Optional[OSError] = None) -> str:
+    """What to do about a path the run cannot read: by why it cannot (``exc``; None: not a regular file)."""
+    import errno
+
+    code = exc.errno if exc is not None else None
+    if code == errno.EACCES or isinstance(exc, PermissionError):
+        return f"give the user that runs npu-audit read access, or {LEAVE_OUT}"
+    if code == errno.ELOOP:
+        return f"remove the symbolic link that leads back to itself, or {LEAVE_OUT}"
+    if code == errno.ENOENT:
+        return f"repair or remove the link, or {LEAVE_OUT}"
+    if exc is None:  # a folder, a FIFO, a device: npu-audit reads regular files only
+        return LEAVE_OUT
+    return f"if it cannot be made readable, {LEAVE_OUT}"
 
 
 def _size_text(n: int) -> str:
@@ -185,7 +209,7 @@ def decode_source(raw: bytes, display: str, lenient: bool = False) -> SourceText
     try:
         return _decode(bytes(raw), display, lenient)
     except Exception as exc:  # a defect in this function must not stop the run
-        return _problem(display, f"could not decode the file: {type(exc).__name__}: {exc}")
+        return _problem(display, f"could not decode the file: {type(exc).__name__}: {exc}", hint=REPORT_IT)
 
 
 def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | ReadProblem:
@@ -195,12 +219,14 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
                 display,
                 f"the file is {name} encoded (it starts with a {name} byte order mark); "
                 "Python source files must use UTF-8 or an ASCII-compatible encoding",
+                hint="re-save the file as UTF-8",
             )
     nul = raw.find(b"\x00")
     if nul >= 0:
         return _problem(
             display,
             f"binary file: it contains a NUL byte (at byte offset {nul}); Python source cannot contain NUL bytes",
+            hint=f"if it is not Python source, {LEAVE_OUT}; if it is, re-save it as UTF-8 text",
         )
 
     has_bom = raw.startswith(codecs.BOM_UTF8)
@@ -217,24 +243,26 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
         except LookupError:
             return _problem(
                 display,
-                f"unknown encoding {declared!r} declared on line {cookie_line} "
-                "(PEP 263 coding declaration); use a codec name Python knows, e.g. 'utf-8' or 'latin-1'",
+                f"unknown encoding {declared!r} declared on line {cookie_line} (PEP 263 coding declaration)",
                 line=cookie_line,
+                hint="declare an encoding Python knows, e.g. '# -*- coding: utf-8 -*-' or 'latin-1'",
             )
         if not getattr(info, "_is_text_encoding", True):
             return _problem(
                 display,
-                f"{declared!r} declared on line {cookie_line} is not a text encoding; "
-                "Python source files need a text encoding such as 'utf-8' or 'latin-1'",
+                f"{declared!r} declared on line {cookie_line} is not a text encoding, which a Python source "
+                "file needs",
                 line=cookie_line,
+                hint="declare the text encoding the file is in, e.g. '# -*- coding: utf-8 -*-' or 'latin-1'",
             )
         encoding = _normal_name(declared)
         if has_bom and encoding != "utf-8":
             return _problem(
                 display,
                 f"the file starts with a UTF-8 byte order mark but declares encoding {declared!r} on line "
-                f"{cookie_line}; remove the BOM or the coding declaration (CPython rejects this file too)",
+                f"{cookie_line} (CPython rejects this file too)",
                 line=cookie_line,
+                hint="remove the byte order mark or the coding declaration, whichever is wrong",
             )
         if encoding != "utf-8" and not _ascii_compatible(encoding):
             return _problem(
@@ -242,6 +270,7 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
                 f"encoding {declared!r} declared on line {cookie_line} is not ASCII-compatible; "
                 "Python source files cannot use it",
                 line=cookie_line,
+                hint="re-save the file as UTF-8 and remove the declaration (or declare utf-8)",
             )
     else:
         encoding = "utf-8"
@@ -258,30 +287,35 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
         bad = data[exc.start : min(exc.end, exc.start + 4)] or data[exc.start : exc.start + 1]
         shown = " ".join(f"0x{b:02x}" for b in bad) or "end of file"
         plural = "s" if len(bad) > 1 else ""
-        if declared is None:
-            hint = (
-                "declare the file's encoding with a '# -*- coding: ... -*-' line (PEP 263)"
-                if not has_bom
-                else "the file starts with a UTF-8 byte order mark, so it must be UTF-8"
-            )
+        if declared is not None:
+            said = f"the file declares encoding {declared!r} on line {cookie_line}"
+            hint = f"declare the encoding the file is really in, or re-save it as {declared}"
+            what = declared
+        elif has_bom:
+            said = "the file starts with a UTF-8 byte order mark, so it must be UTF-8"
+            hint = "re-save the file as UTF-8, or remove the byte order mark and declare the file's encoding"
             what = "utf-8"
         else:
-            hint = f"the file declares encoding {declared!r} on line {cookie_line}; fix the declaration or the bytes"
-            what = declared
+            said = "the file declares no encoding, so Python reads it as UTF-8 (PEP 263)"
+            hint = f"{_declare_hint(data)}, or re-save the file as UTF-8"
+            what = "utf-8"
         return _problem(
             display,
-            f"not valid {what} at line {line}, column {column} (byte{plural} {shown}); {hint}",
+            f"not valid {what} at line {line}, column {column} (byte{plural} {shown}); {said}",
             line=line,
             column=column,
+            hint=hint,
         )
     except (LookupError, UnicodeError, ValueError, TypeError) as exc:
         return _problem(
             display,
             f"cannot decode the file with encoding {declared or encoding!r}: {exc}",
             line=cookie_line or 1,
+            hint="declare the encoding the file is really in (PEP 263)",
         )
     if not isinstance(text, str):  # pragma: no cover - codecs returning non-text
-        return _problem(display, f"encoding {declared or encoding!r} does not produce text")
+        return _problem(display, f"encoding {declared or encoding!r} does not produce text",
+                        hint="declare the encoding the file is really in (PEP 263)")
 
     return SourceText(
         display=display,
@@ -402,9 +436,9 @@ def _comment_bytes_note(
             display,
             f"not valid utf-8 at {where}, only inside comments; the file {said}, and CPython skips comments, so "
             "importing and running it both work, but tools that read the file as text (editors, linters, "
-            "tokenize) fail on it or show garbage; re-save those comments as UTF-8 or remove the bytes "
-            "(npu-audit checked the file reading them as U+FFFD)",
+            "tokenize) fail on it or show garbage (npu-audit checked the file reading them as U+FFFD)",
             line=line, column=column, severity="info",
+            hint="re-save those comments as UTF-8, or remove the bytes",
         )
     guard = _MAIN_GUARD_RE.search(text)
     if guard is not None:
@@ -414,19 +448,24 @@ def _comment_bytes_note(
     else:
         run = f"running it directly ('python {os.path.basename(display)}') fails"
         severity = "info"
-    codec = _legacy_codec(data)
-    top = "line 2, after the #! line" if data.startswith(b"#!") else "line 1"
-    declare = (f"declare the encoding of those bytes on {top} (they read as {codec.upper()}: "
-               f"'# -*- coding: {codec} -*-')" if codec else
-               f"declare the file's encoding on {top} with a '# -*- coding: ... -*-' line (PEP 263)")
     return _problem(
         display,
         f"not valid utf-8 at {where}, only inside comments: importing the file as a module works (CPython "
         f"skips comments when it compiles an imported file), but {run} with a SyntaxError (PEP 263: no "
-        f"encoding declared); {declare}, or re-save those comments as UTF-8 or delete the bytes (npu-audit "
-        "checked the file reading them as U+FFFD)",
+        "encoding declared); npu-audit checked the file reading those bytes as U+FFFD",
         line=line, column=column, severity=severity,
+        hint=f"{_declare_hint(data)}, or re-save those comments as UTF-8 or delete the bytes",
     )
+
+
+def _declare_hint(data: bytes) -> str:
+    """How to declare the encoding of a file that is not UTF-8: the codec its bytes read in, when one is
+    recognised, on the line PEP 263 allows."""
+    codec = _legacy_codec(data)
+    top = "line 2, after the #! line" if data.startswith(b"#!") else "line 1"
+    if codec:
+        return f"declare the encoding on {top} (the bytes read as {codec.upper()}: '# -*- coding: {codec} -*-')"
+    return f"declare the file's encoding on {top} with a '# -*- coding: ... -*-' line (PEP 263)"
 
 
 def _line_of(text: str, offset: int) -> int:
@@ -480,7 +519,8 @@ def read_source(
     try:
         raw = _read_bytes(path, display, max_bytes)
     except Exception as exc:  # defensive: never let one file stop the run
-        return _problem(display, f"cannot read the file: {type(exc).__name__}: {exc}")
+        return _problem(display, f"cannot read the file: {type(exc).__name__}: {exc}",
+                        hint=access_hint(exc) if isinstance(exc, OSError) else REPORT_IT)
     if isinstance(raw, ReadProblem):
         return raw
     return decode_source(raw, display, lenient)
@@ -491,17 +531,17 @@ def _read_bytes(path, display: str, max_bytes: int) -> bytes | ReadProblem:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        return _problem(display, _open_error_message(path, exc))
+        return _problem(display, _open_error_message(path, exc), hint=access_hint(exc))
     try:
         try:
             st = os.fstat(fd)
         except OSError as exc:
-            return _problem(display, f"cannot read the file: {_os_reason(exc)}")
+            return _problem(display, f"cannot read the file: {_os_reason(exc)}", hint=access_hint(exc))
         if not stat.S_ISREG(st.st_mode):
             for test, text in _FILE_KINDS:
                 if test(st.st_mode):
-                    return _problem(display, f"cannot read the file: it {text}")
-            return _problem(display, "cannot read the file: it is not a regular file")
+                    return _problem(display, f"cannot read the file: it {text}", hint=access_hint())
+            return _problem(display, "cannot read the file: it is not a regular file", hint=access_hint())
         if st.st_size > max_bytes:
             return _too_large(display, st.st_size, max_bytes)
         chunks = []
@@ -512,7 +552,7 @@ def _read_bytes(path, display: str, max_bytes: int) -> bytes | ReadProblem:
             except InterruptedError:  # pragma: no cover - retried by Python itself since 3.5
                 continue
             except OSError as exc:
-                return _problem(display, f"cannot read the file: {_os_reason(exc)}")
+                return _problem(display, f"cannot read the file: {_os_reason(exc)}", hint=access_hint(exc))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -529,8 +569,8 @@ def _too_large(display: str, size: int, max_bytes: int, at_least: bool = False) 
     size_text = ("more than " if at_least else "") + _size_text(size)
     return _problem(
         display,
-        f"file too large to analyse: {size_text} exceeds the limit of {_size_text(max_bytes)}; "
-        "skipped (raise the size limit to analyse it)",
+        f"file too large to analyse: {size_text} exceeds the limit of {_size_text(max_bytes)}; skipped",
+        hint="to analyse it, raise the limit with --max-file-size BYTES (or max-file-size in [tool.npu-audit])",
     )
 
 

@@ -167,8 +167,8 @@ def test_missing_argument(in_tmp):
     files, problems = discover(["nope.py", "a.py", "no/such/folder"])
     assert displays(files) == ["a.py"]
     assert problems == [
-        DiscoveryProblem(display=J("no", "such", "folder"), message="no such file or directory"),
-        DiscoveryProblem(display="nope.py", message="no such file or directory"),
+        DiscoveryProblem(display=J("no", "such", "folder"), message="no such file or directory", hint="check the path"),
+        DiscoveryProblem(display="nope.py", message="no such file or directory", hint="check the path"),
     ]
 
 
@@ -281,7 +281,10 @@ def test_unreadable_folder_is_reported_and_the_walk_goes_on(in_tmp, monkeypatch)
     monkeypatch.setattr(os, "scandir", scandir)
     files, problems = discover(["proj"])
     assert displays(files) == [J("proj", "a.py"), J("proj", "z", "c.py")]
-    assert problems == [DiscoveryProblem(display=locked, message="permission denied: cannot list folder")]
+    assert problems == [DiscoveryProblem(
+        display=locked, message="permission denied: cannot list folder",
+        hint="give the user that runs npu-audit read access, or leave it out of the run with --exclude (or exclude "
+             "in [tool.npu-audit])")]
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can list anything")

@@ -190,8 +190,18 @@ def test_python2_hints(text, evidence):
     assert p.hint is not None and p.hint.startswith("port the file to Python 3: "), p.hint
 
 
-def test_a_syntax_error_that_is_not_python2_has_no_hint():
-    assert problem("x = (1 2\n").hint is None
+@pytest.mark.parametrize("code, hint", [
+    ("x = (1 2\n", "close the bracket opened here"),
+    ("if x:\n\ty = 1\n        z = 2\n", "indent the block with spaces only (or tabs only), not both"),
+    ("x = 1\n    y = 2\n", "indent the line as the other lines of its block"),
+    ("def f():\nreturn 1\n", "indent the block's first line (write pass for an empty block)"),
+    ("s = 'abc\n", "close the string on the same line (or use a triple-quoted string)"),
+    ("x = 1 +* 2\n", "correct the code here: until Python 3 accepts the file ('python3 -m py_compile FILE' shows "
+                     "the same error), nothing in it is checked"),
+])
+def test_a_syntax_error_that_is_not_python2_says_what_to_do(code, hint):
+    found = problem(code)
+    assert PY2_HINT not in found.message and found.hint == hint
 
 
 def test_python2_words_in_strings_and_comments_are_not_evidence():

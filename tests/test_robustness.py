@@ -32,6 +32,7 @@ def test_internal_error_becomes_a_finding_and_exit_2(tmp_path, monkeypatch):
     (finding,) = failed.findings
     assert finding.code == "NPU003" and finding.name == "internal-error"
     assert "ZeroDivisionError: simulated bug" in finding.message and ".py:" in finding.message  # where it failed
-    assert "other files were checked" in finding.message
+    assert "the file was not checked, the other files were" in finding.message
+    assert finding.hint.startswith("please report this") and "--exclude" in finding.hint
     assert not reports[1].internal_error
     assert RunReport(files=reports).exit_code() == 2

@@ -360,7 +360,8 @@ def test_comment_bytes_are_read_leniently_with_an_info_note():
     assert "only inside comments" in note.message and "and in the comments of line 3" in note.message
     assert "importing the file as a module works" in note.message
     assert "running it directly ('python mod.py') fails" in note.message
-    assert "coding: gbk" in note.message and "\n" not in note.message
+    assert "coding: gbk" in note.hint and "\n" not in note.message
+    assert "re-save those comments as UTF-8 or delete the bytes" in note.hint
 
 
 @pytest.mark.parametrize("data", [
@@ -392,6 +393,7 @@ def test_comment_bytes_with_a_utf8_declaration_are_an_info(data, said):
     (note,) = result.notes
     assert note.severity == "info" and said in note.message
     assert "importing and running it both work" in note.message
+    assert note.hint == "re-save those comments as UTF-8, or remove the bytes"
 
 
 def test_comment_bytes_in_a_script_with_a_main_guard_are_a_warning():
@@ -399,7 +401,7 @@ def test_comment_bytes_in_a_script_with_a_main_guard_are_a_warning():
     (note,) = _lenient(data, "train.py").notes
     assert (note.line, note.column, note.severity) == (6, 13, "warning")
     assert "('python train.py'), as its main guard at line 9 intends, fails" in note.message
-    assert "on line 2, after the #! line" in note.message
+    assert "on line 2, after the #! line" in note.hint
 
 
 def test_comment_bytes_with_cr_and_crlf_newlines():
@@ -414,7 +416,7 @@ def test_comment_bytes_with_cr_and_crlf_newlines():
 def test_gbk_is_suggested_only_when_no_line_is_utf8_text():
     mixed = "# 中文 in UTF-8\n".encode() + b"x = 1  # \xa3\xac\n"
     (note,) = _lenient(mixed).notes
-    assert "gbk" not in note.message and "# -*- coding: ... -*-" in note.message
+    assert "gbk" not in note.hint and "# -*- coding: ... -*-" in note.hint
 
 
 @settings(max_examples=300, deadline=None)

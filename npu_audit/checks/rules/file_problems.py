@@ -70,7 +70,8 @@ class UnreadableFile(Rule):
         Invalid(
             b'# -*- coding: utf-8 -*-\n' + _NPU.encode() + b'model_dir = "/home/caf\xe9/model"\n',
             (Expect(3, 23, "not valid utf-8 at line 3, column 23 (byte 0xe9); the file declares encoding 'utf-8' on "
-                           "line 1; fix the declaration or the bytes"),),
+                           "line 1",
+                    hint="declare the encoding the file is really in, or re-save it as utf-8"),),
         ),
         # GBK in a comment of a module: importing it works, and its NPU config is still checked (NPU101)
         Invalid(
@@ -82,9 +83,9 @@ class UnreadableFile(Rule):
             (Expect(5, 3, "not valid utf-8 at line 5, column 3 (byte 0xbb), only inside comments: importing the file "
                           "as a module works (CPython skips comments when it compiles an imported file), but running "
                           "it directly ('python example.py') fails with a SyntaxError (PEP 263: no encoding "
-                          "declared); declare the encoding of those bytes on line 1 (they read as GBK: "
-                          "'# -*- coding: gbk -*-'), or re-save those comments as UTF-8 or delete the bytes "
-                          "(npu-audit checked the file reading them as U+FFFD)", severity="info"),),
+                          "declared); npu-audit checked the file reading those bytes as U+FFFD", severity="info",
+                    hint="declare the encoding on line 1 (the bytes read as GBK: '# -*- coding: gbk -*-'), or "
+                         "re-save those comments as UTF-8 or delete the bytes"),),
         ),
         # the same in a script: its main guard says it is run directly, which fails
         Invalid(
@@ -93,10 +94,11 @@ class UnreadableFile(Rule):
             (Expect(3, 59, "not valid utf-8 at line 3, column 59 (byte 0xbb), only inside comments: importing the "
                            "file as a module works (CPython skips comments when it compiles an imported file), but "
                            "running it directly ('python example.py'), as its main guard at line 5 intends, fails "
-                           "with a SyntaxError (PEP 263: no encoding declared); declare the encoding of those bytes "
-                           "on line 1 (they read as GBK: '# -*- coding: gbk -*-'), or re-save those comments as "
-                           "UTF-8 or delete the bytes (npu-audit checked the file reading them as U+FFFD)",
-                    severity="warning"),),
+                           "with a SyntaxError (PEP 263: no encoding declared); npu-audit checked the file reading "
+                           "those bytes as U+FFFD",
+                    severity="warning",
+                    hint="declare the encoding on line 1 (the bytes read as GBK: '# -*- coding: gbk -*-'), or "
+                         "re-save those comments as UTF-8 or delete the bytes"),),
         ),
     )
     valid = (b'# -*- coding: latin-1 -*-\n' + _NPU.encode() + b'model_dir = "/home/caf\xe9/model"\n',)
