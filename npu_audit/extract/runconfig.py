@@ -183,9 +183,9 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
                     "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and compile_hybrid_mode; "
                     f"with {', '.join(missing)} missing or None, NPUEstimator silently drops the whole dynamic-dims setting",
                     sym.node, frame,
-                    hint=(f"give each of {', '.join(missing)} a value" if len(missing) > 1 else f"give {missing[0]} a value")
-                         + (" (compile_hybrid_mode=0 keeps the behaviour of releases without it)"
-                            if "compile_hybrid_mode" in missing else ""))
+                    hint="; ".join([f"give each of {', '.join(missing)} a value" if len(missing) > 1
+                                    else f"give {missing[0]} a value"]
+                                   + [p.instead for p in obj.params if p.name in missing and p.instead]))
             return
     if sym.cls == "ProfilingConfig":
         enabled = values.get("enable_profiling")

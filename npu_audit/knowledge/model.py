@@ -299,7 +299,7 @@ class RunConfigParam:
     object: Optional[str] = None  # for NPURunConfig kwargs that take a config object
     unless_kwarg: Optional[str] = None  # implicit writes made only when this keyword is not given
     removed: bool = False  # a keyword the current NPURunConfig no longer accepts (TypeError)
-    instead: Optional[str] = None  # a removed keyword: what to write in its place
+    instead: Optional[str] = None  # what to write instead: a removed keyword's replacement, a missing argument's value
 
 
 @dataclass(frozen=True)

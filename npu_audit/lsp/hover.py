@@ -54,6 +54,8 @@ def param_markdown(kb, callee: str, param, release: str) -> str:
             text += f" ({param.written})"
         if param.hazard:
             text += f"\n\n⚠ {param.hazard}"
+        if param.instead:
+            text += f"\n\nInstead: {param.instead}."
         return text + "\n\n---\n\n" + explain_option(kb, param.key, release, markdown=True)
     parts = [head, ""]
     if param.key:
@@ -66,6 +68,8 @@ def param_markdown(kb, callee: str, param, release: str) -> str:
         parts += ["", param.note]
     if param.hazard:
         parts += ["", f"⚠ {param.hazard}"]
+    if param.instead:
+        parts += ["", f"Instead: {param.instead}."]
     return "\n".join(parts) + "\n"
 
 

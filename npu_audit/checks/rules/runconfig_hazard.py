@@ -33,7 +33,9 @@ class RunConfigHazard(Rule):
             "input_shape='data:1,-1', dynamic_dims='1;2', dynamic_node_type=1, compile_hybrid_mode=None))\n",
             (Expect(2, 48, "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and "
                            "compile_hybrid_mode; with compile_hybrid_mode missing or None, NPUEstimator silently "
-                           "drops the whole dynamic-dims setting"),),
+                           "drops the whole dynamic-dims setting",
+                    hint="give compile_hybrid_mode a value; pass compile_hybrid_mode=0 to keep the behaviour of "
+                         "releases without it"),),
         ),
     )
     valid = ("from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n",)
