@@ -356,7 +356,8 @@ def _show_config(args, report, kb, overrides) -> int:
                                                       overrides.get("scenario"))
         _emit(args, showconfig.render_text(configs, defaults))
     for f in problems:
-        print(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.name}] {f.message}", file=sys.stderr)
+        hint = f" (hint: {f.hint})" if f.hint else ""
+        print(f"{f.path}:{f.line}:{f.column}: {f.code} [{f.name}] {f.message}{hint}", file=sys.stderr)
     if any(r.internal_error for r in report.files):
         return EXIT_ERROR
     return EXIT_FINDINGS if problems else EXIT_OK  # a path that could not be read or parsed

@@ -526,7 +526,7 @@ class _Walker:
             target = _identity(st_target, folder.path)
             if target in folder.ancestors:
                 self.problem(link_display, "symlink loop (it points to an enclosing folder), skipped",
-                             _access_hint(code=errno.ELOOP))
+                             _enclosing_link_hint())
                 continue
             if target in self.visited:
                 continue  # already walked through its real path or another link
@@ -556,8 +556,7 @@ class _Walker:
             self.problem(display_dir, "permission denied: cannot list folder", _access_hint(exc))
             return
         except FileNotFoundError:
-            self.problem(display_dir, "folder vanished during the scan",
-                         "run npu-audit again once nothing is moving or deleting files in the folder")
+            self.problem(display_dir, "folder vanished during the scan", _access_hint(code=errno.ENOENT))
             return
         except OSError as exc:
             self.problem(display_dir, f"cannot list folder: {_os_reason(exc)}", _access_hint(exc))
@@ -656,7 +655,7 @@ class _Walker:
                         self.problem(display_base + name, "symlink loop, skipped", _access_hint(code=errno.ELOOP))
                     elif name.endswith(".py"):
                         self.problem(display_base + name, "broken symbolic link, skipped",
-                                     _access_hint(code=errno.ENOENT))
+                                     _access_hint(code=errno.ENOENT, link=True))
                     continue
                 if not name.endswith(".py") or not stat.S_ISREG(st.st_mode):  # FIFOs, sockets, devices
                     continue
@@ -733,8 +732,8 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> _Match
         walker.problem(
             shown.replace("/", os.sep),
             f"cannot read .gitignore ({_os_reason(exc)}); its patterns are not applied",
-            "make the .gitignore readable for the user that runs npu-audit; until then, --exclude can leave out "
-            "what it lists",
+            ("make the .gitignore readable for the user that runs npu-audit" if isinstance(exc, PermissionError)
+             else "remove or repair the .gitignore") + "; until then, --exclude can leave out what it lists",
         )
         return None
     if data.startswith(b"\xef\xbb\xbf"):
@@ -752,8 +751,8 @@ def _read_gitignore(path: str, walker: _Walker, prefix: str, rel: str) -> _Match
     if isinstance(compiled, str):
         shown = prefix + (rel + "/" if rel else "") + ".gitignore"
         walker.problem(shown.replace("/", os.sep), compiled,
-                       "correct the pattern (git cannot read it either); until then, --exclude can leave out what "
-                       "the file lists")
+                       "remove or correct the pattern (git skips it and applies the file's other patterns); until "
+                       "then, --exclude can leave out what the file lists")
         return None
     return compiled
 
@@ -847,8 +846,7 @@ def _discover(
         try:
             st = os.stat(path)
         except OSError as exc:
-            walker.problem(given, _missing_message(path, exc),
-                           "check the path" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else _access_hint(exc))
+            walker.problem(given, _missing_message(path, exc), _missing_hint(path, exc))
             continue
         if stat.S_ISDIR(st.st_mode):
             walker.walk_root(path, given, st)
@@ -894,11 +892,29 @@ def _path_excluded(excluder: _Excluder, rel: str, is_dir: bool) -> bool:
     return False
 
 
-def _access_hint(exc: Optional[OSError] = None, code: Optional[int] = None) -> str:
+def _access_hint(exc: Optional[OSError] = None, code: Optional[int] = None, link: bool = False) -> str:
     """What to do about a path the walk cannot read (``exc``, or an error number)."""
     from npu_audit.source import access_hint
 
-    return access_hint(exc if exc is not None else OSError(code, os.strerror(code or 0)))
+    return access_hint(exc if exc is not None else OSError(code, os.strerror(code or 0)), link=link)
+
+
+def _enclosing_link_hint() -> str:
+    from npu_audit.source import LEAVE_OUT
+
+    return f"nothing is missed (the folder it points to is checked); to silence this, remove the link or {LEAVE_OUT}"
+
+
+def _missing_hint(path: str, exc: OSError) -> str:
+    """What to do about a path named on the command line that cannot be opened."""
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        try:
+            if os.path.islink(path):
+                return _access_hint(exc, link=True)
+        except (OSError, ValueError):
+            pass
+        return "check the path"
+    return _access_hint(exc)
 
 
 def _missing_message(path: str, exc: OSError) -> str:

@@ -439,7 +439,7 @@ def _refuse_nesting(source: SourceText, est: NestingEstimate) -> SyntaxProblem |
             f"(limit {MAX_ELIF_CHAIN}); typical of generated code; skipped",
             line,
             column,
-            "look the value up in a dict instead of a chain of comparisons; if the file is generated, "
+            "split the chain (a dict lookup replaces a chain that compares one value); if the file is generated, "
             f"{LEAVE_OUT}",
         )
     return None
@@ -527,12 +527,14 @@ def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
 
 
 def _syntax_hint(msg: str) -> str:
-    """The hint of a syntax error that is not Python 2 code: by CPython's message, else the general one."""
-    for words, hint in _SYNTAX_HINTS:
-        if words in msg:
+    """The hint of a syntax error that is not Python 2 code: by CPython's message, else the general one
+    (the running Python decides what is a syntax error: code for a newer Python is one here)."""
+    for pattern, hint in _SYNTAX_HINTS:
+        if re.search(pattern, msg):
             return hint
-    return ("correct the code here: until Python 3 accepts the file ('python3 -m py_compile FILE' shows the same "
-            "error), nothing in it is checked")
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return (f"correct the code here (npu-audit parses with Python {version}: 'python{version} -m py_compile FILE' "
+            "shows the same error); if the file needs a newer Python, run npu-audit under it")
 
 
 def _column0(offset: int | None, line_text: str) -> int:
@@ -624,19 +626,33 @@ _PY2_LONG_RE = re.compile(r"(?:0[xX][0-9a-fA-F]+|0[oO]?[0-7]+|[0-9]+)[lL]")
 _UR_PREFIX_RE = re.compile(r"(?<![\w])[uU][rR]$")
 
 
-# What to do about a syntax error, by words of CPython's message.
-_SYNTAX_HINTS = (
-    ("inconsistent use of tabs and spaces", "indent the block with spaces only (or tabs only), not both"),
-    ("unexpected indent", "indent the line as the other lines of its block"),
-    ("unindent does not match", "dedent the line to the indentation of an enclosing block"),
-    ("expected an indented block", "indent the block's first line (write pass for an empty block)"),
-    ("was never closed", "close the bracket opened here"),
-    ("unterminated string literal", "close the string on the same line (or use a triple-quoted string)"),
-    ("unterminated triple-quoted string", "close the triple-quoted string opened here"),
-)
-
 #: The hint of a file refused for its size or depth.
 _GENERATED = f"split the expression or statement into smaller ones; if the file is generated, {LEAVE_OUT}"
+
+# What to do about a syntax error: the first regular expression that CPython's message matches (the
+# messages of Python 3.9 to 3.13), else the general hint of _syntax_hint.
+_SYNTAX_HINTS = (
+    (r"inconsistent use of tabs and spaces", "indent with spaces only throughout the file (convert the tabs)"),
+    (r"^unexpected indent", "remove the extra indentation, or end the line above with ':' if it opens a block"),
+    (r"^unindent does not match", "indent the line exactly like the block it belongs to (the same spaces or tabs)"),
+    (r"^expected an indented block", "indent the block's first line (write pass for an empty block)"),
+    (r"^too many levels of indentation", _GENERATED),
+    (r"was never closed|^unexpected EOF while parsing", "close the bracket opened here"),
+    (r"^unmatched ", "remove the bracket, or open it where it belongs"),
+    (r"^closing parenthesis .* does not match", "close with the bracket that matches the one opened"),
+    (r"unterminated triple-quoted|EOF while scanning triple-quoted", "close the triple-quoted string opened here"),
+    (r"unterminated (f-)?string literal|EOL while scanning string literal",
+     "close the string on the same line (a backslash before the closing quote escapes it: write 'C:\\\\data\\\\' "
+     "or 'C:/data/'), or use a triple-quoted string"),
+    (r"^f-string: expecting '}'", "close the replacement field with '}' (write '{{' for a literal brace)"),
+    (r"^expected ':'", "end the header of the statement with ':'"),
+    (r"^unexpected character after line continuation", "end the line at the backslash (no space or comment after it)"),
+    (r"^invalid character '[\uff01-\uff5e\u3000-\u303f]'",
+     "write the ASCII character instead (full-width ， （ ） ： come from a Chinese input method)"),
+    (r"^invalid non-printable character", "delete the invisible character (often pasted from a web page)"),
+    (r"'unicodeescape' codec can't decode",
+     "write the path as a raw string (r'C:\\Users\\me'), with forward slashes, or with doubled backslashes"),
+)
 
 # How Python 3 writes each construct _python2_construct names (the finding's hint).
 _PYTHON3_SPELLING = {

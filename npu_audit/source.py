@@ -32,7 +32,7 @@ __all__ = [
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
 #: How a hint says to leave a path out of the run, on the command line or in pyproject.toml.
-LEAVE_OUT = "leave it out of the run with --exclude (or exclude in [tool.npu-audit])"
+LEAVE_OUT = "leave the path out of the run with --exclude (or exclude in [tool.npu-audit])"
 #: The hint of a failure of npu-audit itself.
 REPORT_IT = "please report this to npu-audit's developers, with the file if you can"
 
@@ -101,17 +101,22 @@ def _problem(display: str, message: str, line: int = 1, column: int = 1, severit
                        hint=hint)
 
 
-def access_hint(exc: Optional[OSError] = None) -> str:
-    """What to do about a path the run cannot read: by why it cannot (``exc``; None: not a regular file)."""
+#: The hint for a path that vanished while the run read the folder holding it.
+RUN_AGAIN = "run npu-audit again once nothing is moving or deleting files there"
+
+
+def access_hint(exc: Optional[OSError] = None, link: bool = False) -> str:
+    """What to do about a path the run cannot read: by why it cannot (``exc``; None: not a regular file)
+    and whether the path is a symbolic link."""
     import errno
 
     code = exc.errno if exc is not None else None
     if code == errno.EACCES or isinstance(exc, PermissionError):
-        return f"give the user that runs npu-audit read access, or {LEAVE_OUT}"
+        return f"give the user that runs npu-audit read access (and, for a folder, execute access), or {LEAVE_OUT}"
     if code == errno.ELOOP:
-        return f"remove the symbolic link that leads back to itself, or {LEAVE_OUT}"
+        return f"remove the symbolic link loop, or {LEAVE_OUT}"
     if code == errno.ENOENT:
-        return f"repair or remove the link, or {LEAVE_OUT}"
+        return f"repair or remove the link, or {LEAVE_OUT}" if link else RUN_AGAIN
     if exc is None:  # a folder, a FIFO, a device: npu-audit reads regular files only
         return LEAVE_OUT
     return f"if it cannot be made readable, {LEAVE_OUT}"
@@ -226,7 +231,8 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
         return _problem(
             display,
             f"binary file: it contains a NUL byte (at byte offset {nul}); Python source cannot contain NUL bytes",
-            hint=f"if it is not Python source, {LEAVE_OUT}; if it is, re-save it as UTF-8 text",
+            hint=f"if it is Python source, delete the NUL byte (inside a string, write '\\x00'); otherwise "
+                 f"{LEAVE_OUT}",
         )
 
     has_bom = raw.startswith(codecs.BOM_UTF8)
@@ -245,7 +251,7 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
                 display,
                 f"unknown encoding {declared!r} declared on line {cookie_line} (PEP 263 coding declaration)",
                 line=cookie_line,
-                hint="declare an encoding Python knows, e.g. '# -*- coding: utf-8 -*-' or 'latin-1'",
+                hint="declare an encoding Python knows, e.g. '# -*- coding: utf-8 -*-' (or gbk, latin-1)",
             )
         if not getattr(info, "_is_text_encoding", True):
             return _problem(
@@ -253,7 +259,7 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
                 f"{declared!r} declared on line {cookie_line} is not a text encoding, which a Python source "
                 "file needs",
                 line=cookie_line,
-                hint="declare the text encoding the file is in, e.g. '# -*- coding: utf-8 -*-' or 'latin-1'",
+                hint="declare the text encoding the file is in, e.g. '# -*- coding: utf-8 -*-' (or gbk, latin-1)",
             )
         encoding = _normal_name(declared)
         if has_bom and encoding != "utf-8":
@@ -297,7 +303,7 @@ def _decode(raw: bytes, display: str, lenient: bool = False) -> SourceText | Rea
             what = "utf-8"
         else:
             said = "the file declares no encoding, so Python reads it as UTF-8 (PEP 263)"
-            hint = f"{_declare_hint(data)}, or re-save the file as UTF-8"
+            hint = _declare_hint(data, in_code=True)
             what = "utf-8"
         return _problem(
             display,
@@ -458,13 +464,20 @@ def _comment_bytes_note(
     )
 
 
-def _declare_hint(data: bytes) -> str:
-    """How to declare the encoding of a file that is not UTF-8: the codec its bytes read in, when one is
-    recognised, on the line PEP 263 allows."""
+def _declare_hint(data: bytes, in_code: bool = False) -> str:
+    """How to declare the encoding of a file that is not UTF-8, on the line PEP 263 allows, with the codec
+    its bytes decode in when one is recognised. ``in_code``: the bytes are in code or strings, where a
+    wrong declaration changes the program (latin-1 'Größe' decodes as GBK too), so the guess is a
+    condition to check; in comments it only changes what editors show."""
     codec = _legacy_codec(data)
     top = "line 2, after the #! line" if data.startswith(b"#!") else "line 1"
+    if in_code:
+        guess = (f"if the text is Chinese (the bytes decode as {codec.upper()}), declare '# -*- coding: {codec} -*-' "
+                 f"on {top}; otherwise " if codec else "")
+        return (f"{guess}declare the file's encoding on {top} with a '# -*- coding: ... -*-' line (PEP 263), or "
+                "re-save the file as UTF-8")
     if codec:
-        return f"declare the encoding on {top} (the bytes read as {codec.upper()}: '# -*- coding: {codec} -*-')"
+        return f"declare the encoding on {top} (the bytes decode as {codec.upper()}: '# -*- coding: {codec} -*-')"
     return f"declare the file's encoding on {top} with a '# -*- coding: ... -*-' line (PEP 263)"
 
 
@@ -531,7 +544,7 @@ def _read_bytes(path, display: str, max_bytes: int) -> bytes | ReadProblem:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        return _problem(display, _open_error_message(path, exc), hint=access_hint(exc))
+        return _problem(display, _open_error_message(path, exc), hint=access_hint(exc, link=_is_link(path)))
     try:
         try:
             st = os.fstat(fd)
@@ -572,6 +585,13 @@ def _too_large(display: str, size: int, max_bytes: int, at_least: bool = False) 
         f"file too large to analyse: {size_text} exceeds the limit of {_size_text(max_bytes)}; skipped",
         hint="to analyse it, raise the limit with --max-file-size BYTES (or max-file-size in [tool.npu-audit])",
     )
+
+
+def _is_link(path) -> bool:
+    try:
+        return os.path.islink(path)
+    except (OSError, ValueError):
+        return False
 
 
 def _open_error_message(path, exc: OSError) -> str:

@@ -166,6 +166,19 @@ def test_show_config_and_knowledge_outputs(tmp_path):
     assert run("--explain", "nonsense_key").returncode == 2
 
 
+def test_show_config_and_diff_say_what_to_do_with_a_file_they_cannot_read(tmp_path):
+    """--show-config and --diff print a file problem as one line on stderr: the hint comes with it (it
+    says what to do: raise the size limit; declare the encoding of the GBK comment, whose bytes stop --diff)."""
+    (tmp_path / "big.py").write_text(BAD)
+    shown = run(tmp_path / "big.py", "--show-config", "--max-file-size", "10", "--no-cache")
+    assert shown.returncode == 1 and "file too large to analyse" in shown.stderr
+    assert "(hint: to analyse it, raise the limit with --max-file-size BYTES" in shown.stderr
+    (tmp_path / "gbk.py").write_bytes(BAD.encode() + "# 中文注释\n".encode("gbk"))
+    diffed = run(tmp_path / "gbk.py", "--diff", "--no-cache")
+    assert "not fixed: not valid utf-8" in diffed.stderr
+    assert "(hint: if the text is Chinese (the bytes decode as GBK), declare '# -*- coding: gbk -*-'" in diffed.stderr
+
+
 def test_cache_gives_the_same_answer_and_notices_changes(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     cache = tmp_path / ".cache"

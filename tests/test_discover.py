@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from npu_audit.discover import DEFAULT_EXCLUDES, DiscoveredFile, DiscoveryProblem, discover
-from npu_audit.source import SourceText, read_source
+from npu_audit.source import LEAVE_OUT, SourceText, read_source
 
 J = os.path.join
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file system semantics")
@@ -184,6 +184,8 @@ def test_dangling_symlinks(in_tmp):
         ("dangling.py", "broken symbolic link (its target does not exist)"),
         (J("proj", "broken.py"), "broken symbolic link, skipped"),
     ]
+    # named on the command line or found in a folder: a link to repair, not a path to check
+    assert {p.hint for p in problems} == {f"repair or remove the link, or {LEAVE_OUT}"}
 
 
 @posix_only
@@ -198,6 +200,8 @@ def test_symlink_loop_into_itself(in_tmp):
         (J("proj", "up"), "symlink loop"),
     ]
     assert all("skipped" in p.message for p in problems)
+    # nothing of the tree is lost: the folder the link leads back to is walked anyway
+    assert all(p.hint.startswith("nothing is missed (the folder it points to is checked)") for p in problems)
 
 
 @posix_only
@@ -208,6 +212,7 @@ def test_symlink_link_loop(in_tmp):
     files, problems = discover(["proj"])
     assert displays(files) == [J("proj", "a.py")]
     assert {p.message for p in problems} == {"symlink loop, skipped"}
+    assert {p.hint for p in problems} == {f"remove the symbolic link loop, or {LEAVE_OUT}"}
 
 
 @posix_only
@@ -283,8 +288,7 @@ def test_unreadable_folder_is_reported_and_the_walk_goes_on(in_tmp, monkeypatch)
     assert displays(files) == [J("proj", "a.py"), J("proj", "z", "c.py")]
     assert problems == [DiscoveryProblem(
         display=locked, message="permission denied: cannot list folder",
-        hint="give the user that runs npu-audit read access, or leave it out of the run with --exclude (or exclude "
-             "in [tool.npu-audit])")]
+        hint=f"give the user that runs npu-audit read access (and, for a folder, execute access), or {LEAVE_OUT}")]
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can list anything")
@@ -562,6 +566,8 @@ def test_identical_gitignore_files(in_tmp):
     ]
     assert [p.display for p in problems] == [J("p", "c", ".gitignore"), J("p", "d", ".gitignore")]
     assert all(p.message.startswith("invalid .gitignore (") for p in problems)
+    assert all(p.hint.startswith("remove or correct the pattern (git skips it and applies the file's other "
+                                 "patterns)") for p in problems)
 
 
 def test_garbage_collector_state_is_restored(in_tmp):

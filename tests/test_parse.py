@@ -190,15 +190,30 @@ def test_python2_hints(text, evidence):
     assert p.hint is not None and p.hint.startswith("port the file to Python 3: "), p.hint
 
 
+PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
 @pytest.mark.parametrize("code, hint", [
     ("x = (1 2\n", "close the bracket opened here"),
-    ("if x:\n\ty = 1\n        z = 2\n", "indent the block with spaces only (or tabs only), not both"),
-    ("x = 1\n    y = 2\n", "indent the line as the other lines of its block"),
+    ("if x:\n\ty = 1\n        z = 2\n", "indent with spaces only throughout the file (convert the tabs)"),
+    ("x = 1\n    y = 2\n", "remove the extra indentation, or end the line above with ':' if it opens a block"),
     ("def f():\nreturn 1\n", "indent the block's first line (write pass for an empty block)"),
-    ("s = 'abc\n", "close the string on the same line (or use a triple-quoted string)"),
-    ("x = 1 +* 2\n", "correct the code here: until Python 3 accepts the file ('python3 -m py_compile FILE' shows "
-                     "the same error), nothing in it is checked"),
+    ("p = 'C:\\data\\'\n", "close the string on the same line (a backslash before the closing quote escapes it: "
+                          "write 'C:\\\\data\\\\' or 'C:/data/'), or use a triple-quoted string"),
+    ("s = \"\"\"abc\n", "close the triple-quoted string opened here"),
+    ("if x:\n    y = 1\n  z = 2\n", "indent the line exactly like the block it belongs to (the same spaces or tabs)"),
+    ("x = 1\uff0c2\n", "write the ASCII character instead (full-width \uff0c \uff08 \uff09 \uff1a come from a Chinese "
+                      "input method)"),
+    ("x = 1\u200b\n", "delete the invisible character (often pasted from a web page)"),
+    ("p = 'C:\\Users\\me'\n", "write the path as a raw string (r'C:\\Users\\me'), with forward slashes, or with "
+                            "doubled backslashes"),
+    ("if x\n    pass\n", "end the header of the statement with ':'"),
+    ("x = (1]\n", "close with the bracket that matches the one opened"),
+    ("x = 1)\n", "remove the bracket, or open it where it belongs"),
+    ("x = 1 +* 2\n", f"correct the code here (npu-audit parses with Python {PYTHON}: 'python{PYTHON} -m py_compile "
+                     "FILE' shows the same error); if the file needs a newer Python, run npu-audit under it"),
 ])
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="Python 3.9 words these errors differently")
 def test_a_syntax_error_that_is_not_python2_says_what_to_do(code, hint):
     found = problem(code)
     assert PY2_HINT not in found.message and found.hint == hint

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npu_audit.source import DEFAULT_MAX_BYTES, ReadProblem, SourceText, decode_source, read_source
+from npu_audit.source import (
+    DEFAULT_MAX_BYTES,
+    LEAVE_OUT,
+    RUN_AGAIN,
+    ReadProblem,
+    SourceText,
+    decode_source,
+    read_source,
+)
 
 
 def write(tmp_path, name, data: bytes):
@@ -462,3 +470,56 @@ def test_lenient_reading_follows_cpython(tmp_path, data):
         assert ("running it both work" in note.message) == runs, (data, note.message)
     else:
         assert not runs
+
+
+# --- what each read or decoding problem tells the user to do (the finding's hint) -----------------------
+
+_GBK_CODE = "x = '中文'\n".encode("gbk")
+
+
+@pytest.mark.parametrize("data, message, hint", [
+    (codecs.BOM_UTF16_LE + "x = 1\n".encode("utf-16-le"), "the file is UTF-16 encoded", "re-save the file as UTF-8"),
+    (b"x = 1\x00\n", "binary file", "if it is Python source, delete the NUL byte (inside a string, write '\\x00'); "
+                                    f"otherwise {LEAVE_OUT}"),
+    (b"# coding: klingon\nx = 1\n", "unknown encoding 'klingon' declared on line 1",
+     "declare an encoding Python knows, e.g. '# -*- coding: utf-8 -*-' (or gbk, latin-1)"),
+    (b"# coding: base64\nx = 1\n", "'base64' declared on line 1 is not a text encoding",
+     "declare the text encoding the file is in, e.g. '# -*- coding: utf-8 -*-' (or gbk, latin-1)"),
+    (codecs.BOM_UTF8 + b"# coding: latin-1\nx = 1\n", "starts with a UTF-8 byte order mark but declares encoding",
+     "remove the byte order mark or the coding declaration, whichever is wrong"),
+    (b"# coding: utf-16\nx = 1\n", "is not ASCII-compatible",
+     "re-save the file as UTF-8 and remove the declaration (or declare utf-8)"),
+    (b"# coding: utf-8\nx = 'caf\xe9'\n", "the file declares encoding 'utf-8' on line 1",
+     "declare the encoding the file is really in, or re-save it as utf-8"),
+    (codecs.BOM_UTF8 + b"x = 'caf\xe9'\n", "starts with a UTF-8 byte order mark, so it must be UTF-8",
+     "re-save the file as UTF-8, or remove the byte order mark and declare the file's encoding"),
+    # in code a declaration changes the program, so the GBK reading is a condition to check, not advice
+    (_GBK_CODE, "the file declares no encoding, so Python reads it as UTF-8",
+     "if the text is Chinese (the bytes decode as GBK), declare '# -*- coding: gbk -*-' on line 1; otherwise "
+     "declare the file's encoding on line 1 with a '# -*- coding: ... -*-' line (PEP 263), or re-save the file "
+     "as UTF-8"),
+    (b"x = '\x80\x80'\n", "the file declares no encoding",
+     "declare the file's encoding on line 1 with a '# -*- coding: ... -*-' line (PEP 263), or re-save the file "
+     "as UTF-8"),
+])
+def test_a_decoding_problem_says_what_is_wrong_and_what_to_do(data, message, hint):
+    result = decode_source(data, "t.py", lenient=True)
+    assert_problem(result, message)
+    assert result.hint == hint
+
+
+def test_a_file_problem_says_what_to_do(tmp_path):
+    big = tmp_path / "big.py"
+    big.write_bytes(b"x = 1\n" * 10)
+    result = read_source(big, "big.py", max_bytes=20)
+    assert_problem(result, "file too large to analyse")
+    assert "--max-file-size" in result.hint
+    assert read_source(tmp_path / "gone.py", "gone.py").hint == RUN_AGAIN  # deleted while the run went on
+    if hasattr(os, "symlink"):
+        os.symlink(tmp_path / "nowhere.py", tmp_path / "link.py")
+        assert read_source(tmp_path / "link.py", "link.py").hint == f"repair or remove the link, or {LEAVE_OUT}"
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.py")
+        result = read_source(tmp_path / "pipe.py", "pipe.py")
+        assert_problem(result, "named pipe")
+        assert result.hint == LEAVE_OUT

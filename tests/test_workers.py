@@ -63,6 +63,7 @@ def test_the_file_whose_worker_died_gets_an_internal_error_and_every_other_file_
             assert finding.name == "internal-error" and finding.code == "NPU003"
             assert "worker process died while analysing this file" in finding.message
             assert "SIGKILL" in finding.message and "out-of-memory" in finding.message
+            assert finding.hint.startswith("if it ran out of memory, split the file or leave the path out")
         else:
             assert report.to_dict() == before, job.display
     assert seen[-1] == (40, 40) and len(seen) == 41  # every file counted once

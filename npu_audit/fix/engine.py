@@ -209,7 +209,9 @@ class Fixer:
             source = decode_source(job.source_bytes, job.display)
         else:
             source = read_source(Path(job.file), job.display, job.settings.max_bytes)
-        self.problem: Optional[str] = source.message if isinstance(source, ReadProblem) else None
+        self.problem: Optional[str] = None
+        if isinstance(source, ReadProblem):
+            self.problem = source.message + (f" (hint: {source.hint})" if source.hint else "")
         self.source: Optional[SourceText] = source if isinstance(source, SourceText) else None
         self.given = report
         self._start: Optional[_State] = None

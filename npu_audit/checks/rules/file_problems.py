@@ -84,7 +84,7 @@ class UnreadableFile(Rule):
                           "as a module works (CPython skips comments when it compiles an imported file), but running "
                           "it directly ('python example.py') fails with a SyntaxError (PEP 263: no encoding "
                           "declared); npu-audit checked the file reading those bytes as U+FFFD", severity="info",
-                    hint="declare the encoding on line 1 (the bytes read as GBK: '# -*- coding: gbk -*-'), or "
+                    hint="declare the encoding on line 1 (the bytes decode as GBK: '# -*- coding: gbk -*-'), or "
                          "re-save those comments as UTF-8 or delete the bytes"),),
         ),
         # the same in a script: its main guard says it is run directly, which fails
@@ -97,7 +97,7 @@ class UnreadableFile(Rule):
                            "with a SyntaxError (PEP 263: no encoding declared); npu-audit checked the file reading "
                            "those bytes as U+FFFD",
                     severity="warning",
-                    hint="declare the encoding on line 1 (the bytes read as GBK: '# -*- coding: gbk -*-'), or "
+                    hint="declare the encoding on line 1 (the bytes decode as GBK: '# -*- coding: gbk -*-'), or "
                          "re-save those comments as UTF-8 or delete the bytes"),),
         ),
     )
