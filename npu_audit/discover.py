@@ -46,12 +46,17 @@ __all__ = ["DEFAULT_EXCLUDES", "DiscoveredFile", "DiscoveryProblem", "discover"]
 
 @dataclass(frozen=True)
 class DiscoveredFile:
+    """A file discover() found to analyse."""
+
     path: Path  # path to open
     display: str  # as given on the command line, or joined below a given folder, with os.sep
 
 
 @dataclass(frozen=True)
 class DiscoveryProblem:
+    """A path discover() could not take (missing, unreadable, a broken link, a symlink loop); the run reports it as
+    an unreadable-file finding."""
+
     display: str
     message: str
     hint: Optional[str] = None  # what to do about it
@@ -406,6 +411,8 @@ _child_path = _parsed_child_factory() or _plain_child
 
 @dataclass
 class _Dir:
+    """A folder waiting to be walked, with what applies below it (ignore files, its project) and how it was reached."""
+
     path: str  # to open
     rel: str  # relative to the root, "/"-separated, "" for the root
     ancestors: frozenset  # identities of the enclosing folders (loop detection)

@@ -15,6 +15,8 @@ SEVERITY_ORDER = {"info": 0, "warning": 1, "error": 2}
 
 @dataclass(frozen=True)
 class Related:
+    """Another place a finding refers to (a related write, say), with what it is."""
+
     path: str
     line: int
     column: int
@@ -34,6 +36,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """The fix of a finding: its edits and the files it creates, and whether applying it is safe."""
+
     applicability: str  # "safe" | "unsafe"
     message: str
     edits: tuple[Edit, ...]
@@ -44,6 +48,8 @@ class Fix:
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding of a rule in one file: where, what, how severe, and its fix if it has one."""
+
     path: str
     line: int
     column: int
@@ -137,6 +143,8 @@ class FileReport:
 
 @dataclass
 class RunReport:
+    """What a run found: the report of each file, and the release, product and scenario it assumed."""
+
     files: list[FileReport]
     settings: dict = field(default_factory=dict)
 

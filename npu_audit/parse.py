@@ -73,6 +73,8 @@ _FRAME_RESERVE = 150
 
 @dataclass(frozen=True)
 class SyntaxProblem:
+    """Why a file was not parsed, and where; reported as a finding of ``code``."""
+
     display: str
     code: str  # "syntax-error", or "unreadable-file" for a file too large to parse
     message: str

@@ -20,6 +20,8 @@ from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_f
 
 @dataclass(frozen=True)
 class Job:
+    """One file to analyse, with the settings that apply to it (what analyze_file and the fix engine take)."""
+
     file: str  # path to open
     display: str  # path to show
     roots: tuple[str, ...]  # folders below which helper modules are looked up
@@ -264,6 +266,8 @@ def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) ->
 
 @dataclass
 class RunOptions:
+    """How a whole run (:func:`run`) goes: worker processes, cache, progress, and what the command line adds."""
+
     jobs: int = 0  # 0: all cores
     cache_dir: Optional[str] = None  # None: no cache
     want_configs: bool = False

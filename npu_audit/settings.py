@@ -42,6 +42,9 @@ class SettingsError(Exception):
 
 @dataclass(frozen=True)
 class Settings:
+    """The settings a file is checked with: the defaults, overridden by its project's ``[tool.npu-audit]`` table,
+    then by the command line."""
+
     release: str = "current"
     product: Optional[str] = None  # product id from rules/products.toml, or None: no product limits assumed
     scenario: Optional[str] = None  # None: from graph_run_mode when certain
@@ -468,6 +471,8 @@ def ignored_for_file(settings: Settings, display: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class RuleFilter:
+    """Which rules report on one file: those selected and not ignored, for all files or for this one."""
+
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     extra_ignore: tuple[str, ...] = field(default=())

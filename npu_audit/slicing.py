@@ -155,6 +155,9 @@ def enabled() -> bool:
 
 @dataclass(frozen=True)
 class SliceResult:
+    """The relevance slice of a file (:func:`slice_text`): the text that is parsed and read, and what it kept and
+    blanked."""
+
     text: str  # the sliced text: the same lines, dropped statements blanked
     lines: int  # lines of the file
     blanked: int  # lines blanked (or holding an inserted ``pass``)

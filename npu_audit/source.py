@@ -41,6 +41,9 @@ _CODE = "unreadable-file"
 
 @dataclass(frozen=True)
 class ReadProblem:
+    """Why a file could not be read or decoded, or (in SourceText.notes) an encoding problem it was read past;
+    reported as an unreadable-file finding."""
+
     display: str
     code: str  # always "unreadable-file"
     message: str
@@ -52,6 +55,8 @@ class ReadProblem:
 
 @dataclass(frozen=True)
 class SourceText:
+    """A file's text decoded as CPython would, with what fixes need to write it back byte for byte."""
+
     display: str  # path as shown to the user
     raw: bytes  # file bytes as read
     text: str  # decoded text (BOM removed), newlines as in the file

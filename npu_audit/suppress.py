@@ -23,6 +23,9 @@ PATTERN = re.compile(r"#\s*npu-audit:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IG
 
 @dataclass
 class Suppression:
+    """One ``# npu-audit: ignore`` comment, and the codes and names of the findings it silenced (for
+    unused-suppression)."""
+
     line: int  # 1-based line of the comment
     column: int  # 1-based column of '#'
     end_column: int  # 1-based, exclusive
@@ -33,6 +36,8 @@ class Suppression:
 
 @dataclass
 class Suppressions:
+    """The inline suppressions of one file, by line; :meth:`matching` finds the one that silences a finding."""
+
     by_line: dict[int, list[Suppression]]
     statement_start: dict[int, int]  # physical line -> first line of its logical line
 

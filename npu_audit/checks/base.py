@@ -157,6 +157,9 @@ def _text(code: Union[str, bytes]) -> str:
 
 @dataclass
 class CheckContext:
+    """What every rule checks one file with: its session configs and code facts, the knowledge base and the
+    settings; rules report through :meth:`report`."""
+
     path: str  # the file being reported on (display path)
     configs: list[SessionConfig]
     facts: list  # code facts not tied to one config
@@ -311,6 +314,9 @@ class CheckContext:
 #: What a finding can be about (CheckContext.report).
 @dataclass
 class RelationHit:
+    """A knowledge-base relation broken in one optimizer entry (or across the entries of one config), as
+    evaluate_relations finds it for the relation rules."""
+
     relation: Relation
     entry: Entry
     anchor: OptionWrite  # where to report
@@ -329,6 +335,8 @@ About = Union[OptionWrite, Entry, Hazard, CodeFact, "RelationHit"]
 
 @dataclass(frozen=True)
 class _Where:
+    """Where a finding is shown and how certain it is, derived by :func:`_derive` from what it is about."""
+
     path: str
     range: Optional[Range]
     calls: tuple

@@ -60,6 +60,9 @@ FIELDS = {"b", "i", "s", "f", "list", "func", "placeholder", "shape", "tensor", 
 
 @dataclass
 class Binding:
+    """What a name is bound to, and the branches it was bound under: a constant bound in a branch is not known when
+    it is read outside that branch."""
+
     sym: Sym
     path: tuple[tuple[int, int], ...]  # (branch node id, arm) path where the binding was made
 
@@ -80,6 +83,9 @@ class Ambiguous(Unknown):
 
 @dataclass
 class Frame:
+    """Where the interpreter is reading: a module level or a function call, its names, and the branches and helper
+    calls the code read sits under."""
+
     module: ModuleState
     locals: Optional[dict[str, Binding]]  # None: module level (globals)
     branches: list[BranchStep] = field(default_factory=list)

@@ -41,6 +41,9 @@ ORIGINS = ("literal", "resolved", "flag-default", "unresolved")
 
 @dataclass(frozen=True)
 class Value:
+    """A value as the interpreter obtained it (or UNRESOLVED): how it was found, and where its literal is written
+    for fixes."""
+
     python: Any  # str, bytes, int, float, bool, None, list, dict, tuple ... or UNRESOLVED
     origin: str  # literal | resolved | flag-default | unresolved
     text: str = ""  # source text of the expression as written
@@ -115,6 +118,9 @@ class BranchStep:
 
 @dataclass(frozen=True)
 class CallSite:
+    """A helper call made in ``path`` that a write, an entry, a hazard or a code fact happened inside: a finding about
+    something in another module's helper can be shown at it."""
+
     path: str
     node: cst.CSTNode  # the Call node
     callee: str
@@ -122,6 +128,8 @@ class CallSite:
 
 @dataclass
 class OptionWrite:
+    """One option write the interpreter saw: key, field, value, where, under which branches."""
+
     key: str
     field: Optional[str]  # b | i | s | f | list | None (unknown) ; for NPURunConfig: the field the estimator uses
     value: Value
@@ -163,6 +171,8 @@ class OptionWrite:
 
 @dataclass
 class EffectiveOption:
+    """One key of an entry's effective option set: its writes, and those whose value can be the final one."""
+
     key: str
     writes: list[OptionWrite]  # every write of this key to the entry, in order
     candidates: list[OptionWrite]  # writes whose value can be the final one
@@ -275,6 +285,9 @@ class CodeFact:
 
 @dataclass
 class RewriteWrite:
+    """An assignment to a field of a ConfigProto's rewrite_options (remapping, memory_optimization...), by the
+    script or made by an NPU helper itself."""
+
     name: str  # remapping | memory_optimization | ...
     value_text: str
     path: str
@@ -297,6 +310,9 @@ class DeviceOpen:
 
 @dataclass
 class SessionConfig:
+    """One session config a script builds (a ConfigProto, an NPURunConfig or the TF2 option object), with its
+    optimizer entries and the code around it that the checks need."""
+
     kind: str  # ConfigProto | NPURunConfig | global_options (TF2) | unknown
     path: str
     node: Optional[cst.CSTNode]

@@ -24,6 +24,9 @@ Reader = Callable[[Path, Optional[str]], Optional[tuple[str, cst.Module, bytes, 
 
 @dataclass
 class ModuleState:
+    """A module of the analysed tree as the interpreter reads it: its parsed tree and what reading it bound (names,
+    imports, flags, functions, classes)."""
+
     display: str
     file: Path
     module: cst.Module

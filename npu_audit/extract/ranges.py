@@ -10,6 +10,8 @@ __all__ = ["Range"]
 
 @dataclass(frozen=True)
 class Range:
+    """A span of source text that findings, notes and fixes point at."""
+
     line: int  # 1-based
     column: int  # 1-based, in characters
     end_line: int

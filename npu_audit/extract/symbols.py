@@ -57,6 +57,8 @@ class EntryRef(Sym):
 
 @dataclass(eq=False)
 class RunConfigRef(Sym):
+    """An NPURunConfig, made in the script or returned by an NPU helper."""
+
     config: SessionConfig
 
 
@@ -75,6 +77,8 @@ class ConfigObjectRef(Sym):
 
 @dataclass(eq=False)
 class SessionRef(Sym):
+    """A TensorFlow session, with the config it was opened with (None: opened without one)."""
+
     config: Optional[Sym]
 
 
@@ -103,6 +107,8 @@ class ListRef(Sym):
 
 @dataclass(eq=False)
 class FunctionRef(Sym):
+    """A function or method defined in the analysed tree, bound to an instance when looked up on one."""
+
     node: cst.FunctionDef
     module: Any  # ModuleState
     owner: Optional[ClassRef] = None
@@ -112,6 +118,8 @@ class FunctionRef(Sym):
 
 @dataclass(eq=False)
 class ClassRef(Sym):
+    """A class defined in the analysed tree, with the attributes its body binds."""
+
     node: cst.ClassDef
     module: Any
     attrs: dict[str, Sym] = field(default_factory=dict)
@@ -142,6 +150,8 @@ class SuperRef(Sym):
 
 @dataclass(eq=False)
 class InstanceRef(Sym):
+    """An instance of a class of the analysed tree, with the attributes assigned to it (``self.sess = ...``)."""
+
     cls: ClassRef
     attrs: dict[str, Sym] = field(default_factory=dict)
 

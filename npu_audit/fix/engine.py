@@ -44,6 +44,8 @@ FILE_EXISTS = "needs to create a file that exists"
 
 @dataclass(frozen=True)
 class Rejected:
+    """A fix the engine tried and left out, and why."""
+
     finding: Finding  # as reported when the fix was tried (positions of that round's text)
     reason: str  # one of NOT_VALID, CHANGES_CONFIG, FILE_EXISTS
     detail: str = ""  # e.g. what would change in the effective configuration
@@ -51,6 +53,9 @@ class Rejected:
 
 @dataclass
 class FileFix:
+    """What fixing one file gave: the bytes before and after, the fixes applied and rejected, and the re-checked
+    report (for --fix, --diff and the language server)."""
+
     path: str
     display: str
     original: bytes
@@ -190,6 +195,8 @@ class _Offsets:
 
 @dataclass
 class _State:
+    """One text the engine considered, with its report and the effective configs a safe fix must keep."""
+
     text: str
     report: FileReport
     configs: list

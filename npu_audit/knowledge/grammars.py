@@ -40,6 +40,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GrammarProblem:
+    """One bad part of a string a grammar checked."""
+
     start: int  # 0-based offset into the checked string where the bad part starts
     end: int  # end offset (exclusive); start == end for "missing X" at a position
     message: str  # what is wrong, in plain words, no trailing period
@@ -47,6 +49,8 @@ class GrammarProblem:
 
 @dataclass(frozen=True)
 class Grammar:
+    """A named format the string values of an option must follow (``Domain.grammar``), with examples the tests run."""
+
     name: str
     summary: str  # one-line format description for docs and hover
     check: Callable[[str, Optional[str]], list]  # (text, product or None) -> list[GrammarProblem]
@@ -527,6 +531,8 @@ _REGISTER = re.compile(r"0[xX]([0-9a-fA-F]+)|([0-9]+)")
 
 @dataclass
 class _Member:
+    """One member of a JSON object read by :func:`_scan_object`, with the offsets of its key and value in the text."""
+
     key: str
     kstart: int  # offset of the opening quote of the key
     kend: int  # offset after the closing quote

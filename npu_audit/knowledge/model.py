@@ -43,6 +43,8 @@ class Citation:
 
 @dataclass(frozen=True)
 class Domain:
+    """The values an option accepts (``domain`` of an option table in rules/options/)."""
+
     kind: str
     values: tuple[Scalar, ...] = ()  # enum
     min: Optional[float] = None  # int-range, inclusive unless min_exclusive
@@ -81,6 +83,8 @@ def _num(x: float) -> str:
 
 @dataclass(frozen=True)
 class DocumentedDefault:
+    """A default the docs give for a scenario or products only (``defaults`` of an option table)."""
+
     value: Scalar
     scenario: Optional[str] = None
     products: tuple[str, ...] = ()
@@ -89,6 +93,8 @@ class DocumentedDefault:
 
 @dataclass(frozen=True)
 class Lifecycle:
+    """An option's status in one release (supported, deprecated, no-effect, ...), and what to write instead."""
+
     status: str
     replacement: Optional[str] = None
     note: Optional[str] = None
@@ -137,6 +143,9 @@ _VIEWS: dict = {}  # (id(spec), release) -> (spec, ReleaseView): views are asked
 
 @dataclass(frozen=True)
 class OptionSpec:
+    """Everything the knowledge base says about one parameter_map key (a table of rules/options/);
+    :meth:`for_release` gives the parts that differ by release."""
+
     key: str
     field: str
     section: str
@@ -220,6 +229,8 @@ class RelationExample:
 
 @dataclass(frozen=True)
 class Relation:
+    """A rule between options (rules/relations.toml): when it is broken, what happens, and what the finding says."""
+
     id: str
     kind: str
     subject: str  # the option the finding is reported on
@@ -255,6 +266,8 @@ class UnreadKey:
 
 @dataclass(frozen=True)
 class Product:
+    """A product the docs name (rules/products.toml); option and value limits refer to its id."""
+
     id: str
     name: str
     aliases: tuple[str, ...]
@@ -273,6 +286,8 @@ class ValueMigration:
 
 @dataclass(frozen=True)
 class Migration:
+    """A rename table of rules/migrations.toml (precision_mode values to precision_mode_v2 ones, say)."""
+
     id: str
     from_key: str
     to_key: Optional[str]
@@ -289,6 +304,9 @@ class Migration:
 
 @dataclass(frozen=True)
 class RunConfigParam:
+    """A keyword of NPURunConfig, a parameter of one of its config objects, or a write NPUEstimator makes by itself
+    (rules/npurunconfig.toml): the parameter_map key it becomes and when it is written."""
+
     name: str  # keyword of NPURunConfig or of a config object
     key: Optional[str]  # parameter_map key written (None: not a parameter_map option)
     field: Optional[str]
@@ -304,6 +322,8 @@ class RunConfigParam:
 
 @dataclass(frozen=True)
 class RunConfigObject:
+    """A config object class NPURunConfig takes (DumpConfig, ProfilingConfig, ...), with its parameters."""
+
     name: str
     params: tuple[RunConfigParam, ...]  # in positional order
     note: Optional[str] = None
@@ -311,6 +331,8 @@ class RunConfigObject:
 
 @dataclass(frozen=True)
 class RunConfigModel:
+    """How NPURunConfig, its config objects and NPUEstimator become parameter_map writes (rules/npurunconfig.toml)."""
+
     kwargs: dict[str, RunConfigParam]
     objects: dict[str, RunConfigObject]
     implicit: tuple[RunConfigParam, ...]  # writes NPUEstimator makes with no keyword at all
@@ -319,6 +341,9 @@ class RunConfigModel:
 
 @dataclass
 class KnowledgeBase:
+    """The whole knowledge base of rules/, built once by :mod:`npu_audit.knowledge.loader`; every check, fix,
+    explanation and hover reads it."""
+
     options: dict[str, OptionSpec]
     relations: tuple[Relation, ...]
     unread_keys: dict[str, UnreadKey]

@@ -21,6 +21,8 @@ _MISSING = object()
 
 @dataclass(frozen=True)
 class Tf2Group:
+    """One object of the TF2 option tree: the option object itself or one of its groups (dump_config, ...)."""
+
     path: str  # "" for the option object itself
     cls: str  # the adapter's class name, as its ValueError names it
     cite: tuple[Citation, ...] = ()
@@ -28,6 +30,9 @@ class Tf2Group:
 
 @dataclass(frozen=True)
 class Tf2Option:
+    """One option of the TF2 option tree, linked to the TF1 key it is passed on as; accepted values, defaults and
+    deprecations are the TF2 adapter's own."""
+
     path: str  # relative to global_options(): "precision_mode", "dump_config.dump_path"
     key: Optional[str]  # TF1 parameter_map key (None: a TF2-only option)
     summary: Optional[str]
@@ -90,6 +95,8 @@ class Tf2Option:
 
 @dataclass(frozen=True)
 class Tf2Model:
+    """The TensorFlow 2 option tree of rules/tf2_options.toml, as the extractor and the checks read it."""
+
     modules: tuple[str, ...]  # top-level module names of the TF2 adapter ("npu_device")
     option_object: tuple[str, ...]  # functions returning the process-wide option object
     open: tuple[str, ...]  # functions that read it (once per process)

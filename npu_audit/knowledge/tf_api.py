@@ -47,6 +47,9 @@ CONVERSIONS = ("str", "bytes", "int", "float", "bool", "repr")
 
 @dataclass(frozen=True)
 class ApiEntry:
+    """One ``[[api]]`` entry of rules/tf_api.toml: the calls it matches, what kind of call they are, and where their
+    arguments are."""
+
     kind: str
     names: tuple[str, ...] = ()  # matched against the last part of the callee's dotted name
     full: tuple[str, ...] = ()  # matched against the whole dotted name (import aliases expanded)
