@@ -82,13 +82,15 @@ def analyze_in_batch(job: Job, collect: bool = True) -> FileReport:
     parsed so far: the collector took a quarter of the analysis time (benchmarks: 300 files of the real
     tree, ``--jobs 1``).
 
-    An analysis leaves no reference cycles (``tests/test_memory.py``): on the whole real tree, 1,587
+    An analysis leaves next to no reference cycles (``tests/test_memory.py``): on the whole real tree, 1,587
     objects of cyclic garbage from 6 of the 1,810 files analysed. So the full collection that used to run
     after every file, to keep such garbage from being frozen for the life of the process, found next to
     nothing and cost a twentieth of the run. It now runs only after an analysis that took longer than
     ``COLLECT_AFTER_SECONDS``, where much could have been allocated, and where it costs little in
-    proportion; what a shorter one may leave stays until the process ends (a worker lives for one run;
-    the language server does not analyse through here)."""
+    proportion (1 of the tree's 1,810 files, `--jobs 1`, the machine slow). What a shorter one may leave
+    stays until the process ends: a worker lives for one phase of a run; with ``--jobs 1`` this is the
+    command's own process, which ends after its fixes and report (memory only: nothing reads frozen
+    garbage). The language server does not analyse through here."""
     import gc
     import time
 
@@ -306,9 +308,9 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         found.append((file, f.display, resolver.for_file(file)))
     if resolver.errors:  # every configuration problem at once, before any analysis
         raise SettingsError("\n".join(resolver.errors))
-    reports: list[FileReport] = [FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message,
-                                                                                 hint=p.hint)])
-                                 for p in problems]
+    reports: list[FileReport] = [
+        FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message, hint=p.hint)])
+        for p in problems]
     cache = _open_cache(options)
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     # The whole run's results, kept when nothing it read changed (not when files are named on the command
@@ -562,7 +564,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
             prepare_analysis_process(freeze=False)
         analyze = analyze_noting_imports if cache else analyze_in_batch
         for n, i in enumerate(todo):
-            # (no collection after the last file: nothing is analysed after it; 15 ms of a one-file run)
+            # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
             finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)

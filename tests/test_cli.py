@@ -473,10 +473,10 @@ def test_readme_cites_only_files_the_repository_has():
 def test_one_file_without_cache_loads_only_what_it_needs(tmp_path):
     """A one-file run without cache is what pre-commit and editors pay for on every file: it must not load
     the cache's database, the gitignore pattern library, the TOML reader or the graph library, none of
-    which such a run uses, nor ``tempfile``, used only to write the knowledge base's snapshot. ``--isolated``: no pyproject.toml above the temporary folder is read. The
-    knowledge base's snapshot lives in the test's own cache folder, written by a first run (a run without
-    a snapshot builds the knowledge base from rules/*.toml, with the TOML reader). The run itself must
-    still find the typo."""
+    which such a run uses, nor ``tempfile``, used only to write the knowledge base's snapshot.
+    ``--isolated``: no pyproject.toml above the temporary folder is read. The knowledge base's snapshot
+    lives in the test's own cache folder, written by a first run (a run without a snapshot builds the
+    knowledge base from rules/*.toml, with the TOML reader). The run itself must still find the typo."""
     script = tmp_path / "train.py"
     script.write_text(BAD, encoding="utf-8")
     probe = (
@@ -486,7 +486,8 @@ def test_one_file_without_cache_loads_only_what_it_needs(tmp_path):
         "    runpy.run_module('npu_audit', run_name='__main__')\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
-        "heavy = sorted(m for m in ('sqlite3', 'pathspec', 'tomllib', 'tomli', 'networkx', 'tempfile') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('sqlite3', 'pathspec', 'tomllib', 'tomli', 'networkx', 'tempfile')\n"
+        "               if m in sys.modules)\n"
         "print('@@', code, ','.join(heavy))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "NPU_AUDIT_NO_KB_SNAPSHOT"}

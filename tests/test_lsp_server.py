@@ -426,7 +426,8 @@ def test_hover_and_completion_for_npurunconfig_keywords():
     markdown, _ = hover.hover_at(kb, "current", 'p.parameter_map["enable_auto_mix_precision"].b = True', 0, 20)
     assert "Not read by any adapter version" in markdown
     # a keyword's hazard and what to write instead, from rules/npurunconfig.toml
-    text = "c = DynamicInputConfig(input_shape='x:-1', dynamic_dims='1;2', dynamic_node_type=1, compile_hybrid_mode=0)\n"
+    text = ("c = DynamicInputConfig(input_shape='x:-1', dynamic_dims='1;2', dynamic_node_type=1, "
+            "compile_hybrid_mode=0)\n")
     markdown, _ = hover.hover_at(kb, "current", text, 0, text.index("compile_hybrid_mode") + 2)
     assert "Three-argument calls" in markdown
     assert "Instead: pass compile_hybrid_mode=0 to keep the behaviour of releases without it." in markdown

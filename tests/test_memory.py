@@ -1,7 +1,8 @@
 """What an analysis leaves behind: nothing the cycle collector has to find. Objects that point at each other
 are freed only by its walk, whose cost grows with them (on the real tree, 190 000 such objects per 35 files
-made it a tenth of a run); a worker freezes what an analysis leaves without that walk, but after a long
-analysis (pipeline.analyze_in_batch), so cycles it left would stay for the rest of the run."""
+made it a tenth of a run); a process analysing many files freezes what an analysis leaves without that walk
+(except after a long analysis: pipeline.analyze_in_batch), so cycles an analysis left would stay for the rest
+of the run."""
 
 from __future__ import annotations
 
