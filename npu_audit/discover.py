@@ -853,7 +853,7 @@ def _discover(
         try:
             st = os.stat(path)
         except OSError as exc:
-            walker.problem(given, _missing_message(path, exc), _missing_hint(path, exc))
+            walker.problem(given, *_missing(path, exc))
             continue
         if stat.S_ISDIR(st.st_mode):
             walker.walk_root(path, given, st)
@@ -912,28 +912,16 @@ def _enclosing_link_hint() -> str:
     return f"nothing is missed (the folder it points to is checked); to silence this, remove the link or {LEAVE_OUT}"
 
 
-def _missing_hint(path: str, exc: OSError) -> str:
-    """What to do about a path named on the command line that cannot be opened."""
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        try:
-            if os.path.islink(path):
-                return _access_hint(exc, link=True)
-        except (OSError, ValueError):
-            pass
-        return "check the path"
-    return _access_hint(exc)
+def _missing(path: str, exc: OSError) -> tuple[str, str]:
+    """The message and hint for a path named on the command line that cannot be opened."""
+    from npu_audit.source import is_link
 
-
-def _missing_message(path: str, exc: OSError) -> str:
+    if exc.errno == errno.ENOENT and is_link(path):
+        return "broken symbolic link (its target does not exist)", _access_hint(exc, link=True)
     if exc.errno == errno.ENOENT:
-        try:
-            if os.path.islink(path):
-                return "broken symbolic link (its target does not exist)"
-        except (OSError, ValueError):
-            pass
-        return "no such file or directory"
-    if exc.errno == errno.ELOOP:
-        return "symlink loop, skipped"
+        return "no such file or directory", "check the path"
     if exc.errno == errno.ENOTDIR:
-        return "no such file or directory (a parent is not a folder)"
-    return _os_reason(exc)
+        return "no such file or directory (a parent is not a folder)", "check the path"
+    if exc.errno == errno.ELOOP:
+        return "symlink loop, skipped", _access_hint(exc)
+    return _os_reason(exc), _access_hint(exc)

@@ -80,7 +80,7 @@ class SyntaxProblem:
     message: str
     line: int  # 1-based
     column: int  # 1-based, in characters
-    hint: str | None = None  # what to write instead (the Python 3 spelling of a Python 2 construct)
+    hint: str | None = None  # what to do: the Python 3 spelling of a Python 2 construct, a syntax fix, ...
 
 
 _CODE = "syntax-error"

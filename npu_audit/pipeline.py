@@ -40,6 +40,14 @@ def _file_finding(rule_name: str, display: str, message: str, line: int = 1, col
                    name=rule.name, severity=severity or rule.severity, message=message, hint=hint)
 
 
+def _problem_finding(display: str, problem) -> Finding:
+    """The finding of a file problem (source.ReadProblem, parse.SyntaxProblem, discover.DiscoveryProblem):
+    its rule (``code``; a discovery problem is an unreadable file), position, severity and hint."""
+    return _file_finding(getattr(problem, "code", "unreadable-file"), display, problem.message,
+                         getattr(problem, "line", 1), getattr(problem, "column", 1), getattr(problem, "severity", None),
+                         problem.hint)
+
+
 #: Allocations between two young-generation collections (CPython's default is 700). An analysis
 #: allocates millions of short-lived objects next to large long-lived trees (parsed helper modules,
 #: the knowledge base): with the default, the collector ran so often that it cost about a tenth of the
@@ -135,13 +143,11 @@ def _analyze(job: Job) -> FileReport:
         source = read_source(Path(job.file), job.display, settings.max_bytes, lenient=True)
     if isinstance(source, ReadProblem):
         report = FileReport(path=job.display)
-        report.findings.append(_file_finding("unreadable-file", job.display, source.message, source.line, source.column,
-                                             hint=source.hint))
+        report.findings.append(_problem_finding(job.display, source))
         return report
     report = FileReport(path=job.display, text=source.text)
     # encoding problems that left the file readable (bytes that are not UTF-8 only in comments)
-    notes = [_file_finding("unreadable-file", job.display, n.message, n.line, n.column, n.severity, n.hint)
-             for n in source.notes]
+    notes = [_problem_finding(job.display, note) for note in source.notes]
     report.findings.extend(notes)
     report.content_hash = hashlib.sha256(source.raw).hexdigest()
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
@@ -159,8 +165,7 @@ def _analyze(job: Job) -> FileReport:
     module = parse_module(source, tree=tree, skip=dropped)
     if isinstance(module, SyntaxProblem):
         # syntax-error, or unreadable-file for a file above the parse budget
-        report.findings.append(_file_finding(module.code, job.display, module.message, module.line, module.column,
-                                             hint=module.hint))
+        report.findings.append(_problem_finding(job.display, module))
         return report
     report.parsed = True
     from npu_audit.extract.extraction import extract_configs
@@ -308,9 +313,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         found.append((file, f.display, resolver.for_file(file)))
     if resolver.errors:  # every configuration problem at once, before any analysis
         raise SettingsError("\n".join(resolver.errors))
-    reports: list[FileReport] = [
-        FileReport(path=p.display, findings=[_file_finding("unreadable-file", p.display, p.message, hint=p.hint)])
-        for p in problems]
+    reports: list[FileReport] = [FileReport(path=p.display, findings=[_problem_finding(p.display, p)]) for p in problems]
     cache = _open_cache(options)
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     # The whole run's results, kept when nothing it read changed (not when files are named on the command

@@ -549,7 +549,7 @@ def _read_bytes(path, display: str, max_bytes: int) -> bytes | ReadProblem:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        return _problem(display, _open_error_message(path, exc), hint=access_hint(exc, link=_is_link(path)))
+        return _problem(display, _open_error_message(path, exc), hint=access_hint(exc, link=is_link(path)))
     try:
         try:
             st = os.fstat(fd)
@@ -592,7 +592,8 @@ def _too_large(display: str, size: int, max_bytes: int, at_least: bool = False) 
     )
 
 
-def _is_link(path) -> bool:
+def is_link(path) -> bool:
+    """Whether ``path`` is a symbolic link (False when that cannot be told)."""
     try:
         return os.path.islink(path)
     except (OSError, ValueError):
@@ -603,11 +604,8 @@ def _open_error_message(path, exc: OSError) -> str:
     import errno
 
     if exc.errno == errno.ENOENT:
-        try:
-            if os.path.islink(path):
-                return "cannot read the file: broken symbolic link (its target does not exist)"
-        except (OSError, ValueError):
-            pass
+        if is_link(path):
+            return "cannot read the file: broken symbolic link (its target does not exist)"
         return "cannot read the file: no such file (it may have been deleted)"
     if exc.errno == errno.ELOOP:
         return "cannot read the file: symbolic link loop"

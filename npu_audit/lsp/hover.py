@@ -52,10 +52,7 @@ def param_markdown(kb, callee: str, param, release: str) -> str:
         text = f"{head} writes `parameter_map[\"{param.key}\"].{param.field or kb.options[param.key].field}`"
         if param.written:
             text += f" ({param.written})"
-        if param.hazard:
-            text += f"\n\n⚠ {param.hazard}"
-        if param.instead:
-            text += f"\n\nInstead: {param.instead}."
+        text += "".join(f"\n\n{note}" for note in _param_warnings(param))
         return text + "\n\n---\n\n" + explain_option(kb, param.key, release, markdown=True)
     parts = [head, ""]
     if param.key:
@@ -66,11 +63,14 @@ def param_markdown(kb, callee: str, param, release: str) -> str:
         parts.append("Not a parameter_map session option.")
     if param.note:
         parts += ["", param.note]
-    if param.hazard:
-        parts += ["", f"⚠ {param.hazard}"]
-    if param.instead:
-        parts += ["", f"Instead: {param.instead}."]
+    for note in _param_warnings(param):
+        parts += ["", note]
     return "\n".join(parts) + "\n"
+
+
+def _param_warnings(param) -> list[str]:
+    """A keyword's hazard and what to write instead, as its hover shows them."""
+    return ([f"⚠ {param.hazard}"] if param.hazard else []) + ([f"Instead: {param.instead}."] if param.instead else [])
 
 
 # -- TensorFlow 2 ------------------------------------------------------------------------------------
