@@ -7,8 +7,10 @@ the source text kept on :class:`FileReport`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
+
+from npu_audit.records import dataclass
 
 SEVERITY_ORDER = {"info": 0, "warning": 1, "error": 2}
 

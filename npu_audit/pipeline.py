@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
+from npu_audit.records import dataclass
 from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
+from npu_audit import user_cache
 from npu_audit.knowledge import vocabulary
 from npu_audit.knowledge.model import (
     Citation,
@@ -87,8 +88,7 @@ def load(directory: Optional[str] = None) -> KnowledgeBase:
 def _snapshot_folder() -> Optional[Path]:
     if os.environ.get("NPU_AUDIT_NO_KB_SNAPSHOT"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "npu-audit"
+    return user_cache.folder()
 
 
 def _snapshot_path(root: Path) -> Optional[Path]:

@@ -9,8 +9,10 @@ command line and pyproject.toml; a bad one is reported and left out, never fatal
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from npu_audit.records import dataclass
 
 CONFIG_SECTION = "npu-audit"
 SECTION_ALIASES = (CONFIG_SECTION, "npuAudit", "npu_audit")
