@@ -6,11 +6,12 @@ For each class, ``dataclasses`` writes ``__init__``, ``__repr__``, ``__eq__`` (a
 created. A one-file run creates 87 such classes, and compiling their ~370 methods was a fifth of the
 run (README, "Performance"). :func:`dataclass` is ``dataclasses.dataclass`` itself: while it runs, the name
 ``exec`` that ``dataclasses`` calls with each text (all of Python 3.9-3.13 do) is bound in that module to
-:func:`_exec_compiled`, which runs the code compiled from the same text by the same Python, kept in the
+:func:`exec_compiled`, which runs the code compiled from the same text by the same Python, kept in the
 user's cache folder (``methods-<python>.marshal``, npu_audit.user_cache). Same text, same interpreter: the
 classes are exactly those ``dataclasses`` builds. A text not kept yet is compiled and kept; the file is
 written, once, when a process that compiled something ends. A missing, unreadable or unwritable file only
-costs the compiling. ``NPU_AUDIT_NO_CODE_CACHE=1`` turns the file off.
+costs the compiling. ``NPU_AUDIT_NO_CODE_CACHE=1`` turns the file off. The tree's node classes
+(npu_audit.syntax) write their ``__init__`` the same way and run it through :func:`exec_compiled` too.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ else:
         if cls is None:
             return lambda later: dataclass(later, **params)
         namespace = vars(dataclasses)
-        namespace["exec"] = _exec_compiled  # (a module global hides the builtin from that module's code)
+        namespace["exec"] = exec_compiled  # (a module global hides the builtin from that module's code)
         try:
             return dataclasses.dataclass(cls, **params)
         finally:
@@ -49,8 +50,9 @@ _used: set[str] = set()  # the texts this process ran
 _compiled: list[str] = []  # the texts this process compiled (not in the file)
 
 
-def _exec_compiled(source: Any, globals: Optional[dict] = None, locals: Optional[dict] = None) -> None:
-    """``exec(source, globals, locals)``, a text run as its code from the cache (compiled and kept if new)."""
+def exec_compiled(source: Any, globals: Optional[dict] = None, locals: Optional[dict] = None) -> None:
+    """``exec(source, globals, locals)``, a text run as its code from the cache (compiled and kept if new).
+    Also for code npu-audit writes out itself at start-up (npu_audit.syntax: each node class's ``__init__``)."""
     if globals is None:  # (exec's own default: the caller's namespaces; dataclasses always passes them)
         caller = sys._getframe(1)
         globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
