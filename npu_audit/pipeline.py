@@ -69,9 +69,16 @@ def prepare_analysis_process(freeze: bool = True) -> None:
 
 
 def load_analysis_code() -> None:
-    """Import what analysing a file needs (libcst, the interpreter, the rules) and load the knowledge base,
-    before the first file asks for them."""
-    import npu_audit.extract.extraction  # noqa: F401
+    """Import what analysing a file needs (the slice, the interpreter, the rules) and load the knowledge base,
+    before the first file asks for them. Done before worker processes start as well (:func:`_in_workers`):
+    they then share it, and create no record class of their own, whose compiled methods they could not keep
+    (npu_audit.records: a worker ends without running exit handlers)."""
+    import npu_audit.extract.demand
+    import npu_audit.extract.extraction
+    import npu_audit.knowledge.grammars
+    import npu_audit.relevance
+    import npu_audit.slicing
+    import npu_audit.suppress  # noqa: F401
     from npu_audit.checks import all_rules
     from npu_audit.knowledge.loader import load
 
@@ -583,6 +590,8 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
 
     from npu_audit.source import LEAVE_OUT, REPORT_IT
     from npu_audit.workers import run_in_workers
+
+    load_analysis_code()  # (here, once, rather than in each worker: see its docstring)
 
     def died(i: int, how: str) -> FileReport:
         failed = FileReport(path=jobs[i].display, internal_error=True)

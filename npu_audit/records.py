@@ -1,17 +1,22 @@
 """npu-audit's record classes: the standard library's ``dataclass``, with the methods it writes compiled once
 per Python instead of at every start.
 
-For each class, ``dataclasses`` writes ``__init__``, ``__repr__``, ``__eq__`` (and, for a frozen class,
-``__setattr__``, ``__delattr__`` and ``__hash__``) as Python source and compiles it when the class is
-created. A one-file run creates 87 such classes, and compiling their ~370 methods was a fifth of the
-run (README, "Performance"). :func:`dataclass` is ``dataclasses.dataclass`` itself: while it runs, the name
-``exec`` that ``dataclasses`` calls with each text (all of Python 3.9-3.13 do) is bound in that module to
-:func:`exec_compiled`, which runs the code compiled from the same text by the same Python, kept in the
-user's cache folder (``methods-<python>.marshal``, npu_audit.user_cache). Same text, same interpreter: the
-classes are exactly those ``dataclasses`` builds. A text not kept yet is compiled and kept; the file is
-written, once, when a process that compiled something ends. A missing, unreadable or unwritable file only
-costs the compiling. ``NPU_AUDIT_NO_CODE_CACHE=1`` turns the file off. The tree's node classes
-(npu_audit.syntax) write their ``__init__`` the same way and run it through :func:`exec_compiled` too.
+For each class, ``dataclasses`` writes its methods (``__init__``, ``__repr__``, ``__eq__``; for a frozen class
+``__setattr__``, ``__delattr__`` and ``__hash__``; the ordering methods when asked) as Python source and
+compiles it when the class is created. A one-file run creates 87 such classes, and compiling their ~370
+methods was a fifth of the run (README, "Performance"). :func:`dataclass` is ``dataclasses.dataclass``
+itself: while it runs, the name ``exec`` that ``dataclasses`` calls with each text (all of Python 3.9-3.13
+do) is bound in that module to :func:`exec_compiled`, which runs the code compiled from the same text, by
+the same Python, as the builtin ``exec`` would compile it there (no ``__future__`` flags: ``dont_inherit``),
+kept in the user's cache folder (``methods-<python>.marshal``, npu_audit.user_cache). So the classes are
+those ``dataclasses`` builds (``tests/test_records.py`` compares code, annotations and signatures). A text
+not kept yet is compiled and kept; the file is written, once, when a process that compiled something ends
+(a run's worker processes compile nothing: the run loads the analysis code before it starts them,
+``pipeline._in_workers``). The file is named by the interpreter's version and optimisation level, and starts
+with a header naming this format, the bytecode's magic number and a checksum of the rest: a file that does
+not match is ignored and replaced, and a missing, damaged or unwritable one only costs the compiling.
+``NPU_AUDIT_NO_CODE_CACHE=1`` turns the file off. The tree's node classes (npu_audit.syntax) write their
+``__init__`` too and run it through :func:`exec_compiled`.
 """
 
 from __future__ import annotations
@@ -20,11 +25,17 @@ import dataclasses
 import marshal
 import os
 import sys
+from _thread import RLock  # (threading's RLock, without importing threading at every start)
 from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Optional
 
 from npu_audit import user_cache
+
+#: Bumped whenever what the file holds for a text changes (1: compiled with this module's __future__ flags).
+_FORMAT = 2
+_BINDING = RLock()  # one binding of dataclasses' ``exec`` at a time (classes built in several threads)
+_UNBOUND = object()
 
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
@@ -35,11 +46,16 @@ else:
         if cls is None:
             return lambda later: dataclass(later, **params)
         namespace = vars(dataclasses)
-        namespace["exec"] = exec_compiled  # (a module global hides the builtin from that module's code)
-        try:
-            return dataclasses.dataclass(cls, **params)
-        finally:
-            namespace.pop("exec", None)
+        with _BINDING:
+            previous = namespace.get("exec", _UNBOUND)
+            namespace["exec"] = exec_compiled  # (a module global hides the builtin from that module's code)
+            try:
+                return dataclasses.dataclass(cls, **params)
+            finally:
+                if previous is _UNBOUND:
+                    del namespace["exec"]
+                else:
+                    namespace["exec"] = previous
 
 
 #: More texts than npu-audit's classes have (~450 methods): entries of older versions are dropped then.
@@ -50,17 +66,15 @@ _used: set[str] = set()  # the texts this process ran
 _compiled: list[str] = []  # the texts this process compiled (not in the file)
 
 
-def exec_compiled(source: Any, globals: Optional[dict] = None, locals: Optional[dict] = None) -> None:
-    """``exec(source, globals, locals)``, a text run as its code from the cache (compiled and kept if new).
-    Also for code npu-audit writes out itself at start-up (npu_audit.syntax: each node class's ``__init__``)."""
-    if globals is None:  # (exec's own default: the caller's namespaces; dataclasses always passes them)
-        caller = sys._getframe(1)
-        globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
+def exec_compiled(source: Any, globals: dict, locals: Optional[dict] = None) -> None:
+    """``exec(source, globals, locals)`` as the builtin runs it, a text run as its code from the cache
+    (compiled and kept if new)."""
     if isinstance(source, str):
         codes = _cached_codes()
         code = codes.get(source)
         if code is None:
-            code = codes[source] = compile(source, "<string>", "exec")
+            # (dont_inherit: compiled as the builtin compiles it for its caller, not with this module's flags)
+            code = codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
             if not _compiled:
                 import atexit
 
@@ -80,23 +94,49 @@ def _cache_file() -> Optional[Path]:
     tag = sys.implementation.cache_tag  # (None: an interpreter that does not cache bytecode)
     if tag is None or os.environ.get("NPU_AUDIT_NO_CODE_CACHE"):
         return None
-    return user_cache.folder() / f"methods-{tag}-{sys.hexversion:x}.marshal"
+    folder = user_cache.folder()
+    if folder is None:
+        return None
+    return folder / f"methods-{tag}-{sys.hexversion:x}-O{sys.flags.optimize}.marshal"
+
+
+def _header() -> bytes:
+    """What the file starts with before the checksum: this format, the bytecode's magic number (which also
+    tells apart development builds that share a version number) and the optimisation level."""
+    external = sys.modules.get("_frozen_importlib_external")  # (always loaded: importlib.util costs 5 ms)
+    magic = getattr(external, "MAGIC_NUMBER", None)
+    if not isinstance(magic, bytes):
+        from importlib.util import MAGIC_NUMBER
+
+        magic = MAGIC_NUMBER
+    return b"npu-audit methods %d %s %d\n" % (_FORMAT, magic.hex().encode(), sys.flags.optimize)
+
+
+def _checksum(body: bytes) -> bytes:
+    import zlib
+
+    return zlib.crc32(body).to_bytes(4, "big")
 
 
 def _cached_codes() -> dict[str, CodeType]:
     global _codes
     if _codes is None:
-        _codes = {}
+        loaded: dict[str, CodeType] = {}
         path = _cache_file()
         if path is not None:
             try:
                 with open(path, "rb") as handle:
-                    loaded = marshal.loads(handle.read())
-            except (OSError, EOFError, ValueError, TypeError):
-                loaded = None
-            if isinstance(loaded, dict):
-                _codes = {text: code for text, code in loaded.items()
-                          if isinstance(text, str) and isinstance(code, CodeType)}
+                    data = handle.read()
+                header = _header()
+                start = len(header) + 4
+                if data.startswith(header) and data[len(header):start] == _checksum(data[start:]):
+                    table = marshal.loads(data[start:])
+                    if isinstance(table, dict):
+                        loaded = {text: code for text, code in table.items()
+                                  if isinstance(text, str) and isinstance(code, CodeType)}
+            except Exception:  # noqa: BLE001 - (marshal may raise SystemError too) the file only saves time
+                loaded = {}
+        _codes = loaded
     return _codes
 
 
@@ -106,15 +146,19 @@ def _save() -> None:
     path = _cache_file()
     if path is None or not _compiled or _codes is None:
         return
-    keep = _codes if len(_codes) <= _MAX_KEPT else {text: _codes[text] for text in _used if text in _codes}
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    keep = _codes if len(_codes) <= _MAX_KEPT else {text: _codes[text] for text in list(_used) if text in _codes}
+    import tempfile
+
     try:
+        body = marshal.dumps(keep)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(temp, "wb") as handle:
-            handle.write(marshal.dumps(keep))
-        os.replace(temp, path)
-    except (OSError, ValueError):  # (ValueError: marshal; the cache only saves time)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(_header() + _checksum(body) + body)
+            os.replace(temp, path)
+        except BaseException:
             os.unlink(temp)
-        except OSError:
-            pass
+            raise
+    except (OSError, ValueError):  # (ValueError: marshal; the cache only saves time)
+        pass

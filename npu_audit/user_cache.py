@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Optional
 
 
-def folder() -> Path:
-    """``$XDG_CACHE_HOME/npu-audit``, else ``~/.cache/npu-audit`` (it may not exist yet)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def folder() -> Optional[Path]:
+    """``$XDG_CACHE_HOME/npu-audit``, else ``~/.cache/npu-audit`` (it may not exist yet). A relative
+    ``XDG_CACHE_HOME`` is ignored, as the XDG base-directory specification says; None when no absolute
+    folder is known (no home folder): a folder relative to where npu-audit runs would be inside the project it
+    audits, and what it holds is loaded as code."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "npu-audit"

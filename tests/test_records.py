@@ -4,7 +4,9 @@ and kept in the user's cache folder (a fifth of a one-file run was compiling the
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -38,7 +40,7 @@ def _methods_files(cache_home: Path) -> list[Path]:
     return sorted((cache_home / "npu-audit").glob("methods-*.marshal"))
 
 
-def _twins(frozen: bool):
+def _twins(**params):
     """The same class built by records.dataclass and by dataclasses.dataclass."""
     def body():
         class Shape:
@@ -51,18 +53,28 @@ def _twins(frozen: bool):
             seen: int = dataclasses.field(default=0, init=False, repr=False, compare=False)
         return Shape
 
-    return dataclass(frozen=frozen)(body()), dataclasses.dataclass(frozen=frozen)(body())
+    return dataclass(**params)(body()), dataclasses.dataclass(**params)(body())
+
+
+_METHODS = ("__init__", "__repr__", "__eq__", "__setattr__", "__delattr__", "__hash__", "__lt__", "__ge__")
+
+
+@pytest.mark.parametrize("params", [{}, {"frozen": True}, {"order": True}, {"unsafe_hash": True}, {"eq": False}])
+def test_a_records_methods_are_the_standard_librarys(params):
+    ours, theirs = _twins(**params)
+    for method in _METHODS:
+        mine, std = ours.__dict__.get(method), theirs.__dict__.get(method)
+        assert (mine is None) == (std is None), method
+        if callable(mine):  # the same code (flags, names, constants, lines) and the same annotations
+            assert mine.__code__ == std.__code__, method
+            assert mine.__annotations__ == std.__annotations__, method
+    assert inspect.signature(ours) == inspect.signature(theirs)
+    assert str(inspect.signature(ours)) == "(name: 'str', size: 'int' = 3, tags: 'list' = <factory>, note: 'str' = '') -> None"
 
 
 @pytest.mark.parametrize("frozen", [False, True])
-def test_a_record_is_the_standard_librarys_dataclass(frozen):
-    ours, theirs = _twins(frozen)
-    for method in ("__init__", "__repr__", "__eq__", "__setattr__", "__delattr__", "__hash__"):
-        mine, std = ours.__dict__.get(method), theirs.__dict__.get(method)
-        assert (mine is None) == (std is None), method
-        if mine is not None:  # the same code, compiled from the same text by the same Python
-            assert mine.__code__.co_code == std.__code__.co_code, method
-            assert mine.__code__.co_consts == std.__code__.co_consts, method
+def test_a_record_behaves_as_a_dataclass(frozen):
+    ours, _ = _twins(frozen=frozen)
     a, b = ours("x", tags=["t"], note="left out"), ours("x", tags=["t"])
     assert a == b and repr(a).endswith("Shape(name='x', size=3, tags=['t'])") and a.seen == 0
     assert [f.name for f in dataclasses.fields(a)] == ["name", "size", "tags", "note", "seen"]
@@ -78,15 +90,19 @@ def test_a_record_is_the_standard_librarys_dataclass(frozen):
 
 
 def test_the_standard_library_is_left_as_it_was_even_when_a_class_is_refused():
-    with pytest.raises(TypeError):  # a field without a default after one with a default
-        @dataclass
-        class Wrong:
-            """Refused by dataclasses."""
+    vars(dataclasses)["exec"] = exec  # (someone else's binding is put back as it was)
+    try:
+        with pytest.raises(TypeError):  # a field without a default after one with a default
+            @dataclass
+            class Wrong:
+                """Refused by dataclasses."""
 
-            first: int = 1
-            second: int  # type: ignore[misc]
+                first: int = 1
+                second: int  # type: ignore[misc]
 
-    assert "exec" not in vars(dataclasses)  # the builtin again for every other dataclass of the process
+        assert vars(dataclasses)["exec"] is exec
+    finally:
+        del vars(dataclasses)["exec"]
 
     @dataclass
     class Right:
@@ -94,38 +110,91 @@ def test_the_standard_library_is_left_as_it_was_even_when_a_class_is_refused():
 
         value: int = 2
 
-    assert Right() == Right(2) and "exec" not in vars(dataclasses)
+    assert Right() == Right(2) and "exec" not in vars(dataclasses)  # the builtin again for every other dataclass
 
 
 def test_a_second_start_compiles_no_generated_method(tmp_path):
     compiled, shown, err = _start(tmp_path)
-    assert compiled > 200 and not err  # the first start compiles them all and keeps them
+    assert compiled > 100 and not err  # the first start compiles them all and keeps them
     assert len(_methods_files(tmp_path)) == 1
     again, shown_again, err = _start(tmp_path)
     assert again == 0 and not err
     assert shown_again == shown == "Citation(doc='d', heading=None, adapter=None, note=None)"
 
 
-def test_a_damaged_cache_file_is_rebuilt(tmp_path):
+def test_a_parallel_run_keeps_the_classes_its_analysis_creates(tmp_path):
+    """Worker processes end without exit handlers: the run creates the analysis's classes before it starts
+    them, and keeps their compiled methods itself."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (project / name).write_text(
+            "import tensorflow as tf\n"
+            "config = tf.ConfigProto()\n"
+            "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+            'custom_op.name = "NpuOptimizer"\n'
+            'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n'
+            "sess = tf.Session(config=config)\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    environment = {k: v for k, v in os.environ.items() if k != "NPU_AUDIT_NO_CODE_CACHE"}
+    environment.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "npu_audit", str(project), "--jobs", "2", "--no-cache",
+                           "--format", "json"], capture_output=True, text=True, env=environment)
+    assert json.loads(done.stdout)["summary"]["files_parsed"] == 3, done.stderr
+    check = ("import npu_audit.records as r\nfrom npu_audit.pipeline import load_analysis_code\n"
+             "load_analysis_code()\nprint(r.compiled_in_this_process())\n")
+    after = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=environment, check=True)
+    assert after.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "one byte changed", "another format"])
+def test_a_damaged_or_foreign_cache_file_is_rebuilt(tmp_path, damage):
+    fresh = _start(tmp_path / "fresh")[0]
     _start(tmp_path)
     (kept,) = _methods_files(tmp_path)
-    kept.write_bytes(b"\x00not marshal data" * 10)
+    data = kept.read_bytes()
+    if damage == "garbage":
+        data = b"\x00not marshal data" * 10
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "one byte changed":  # (marshal loads some such changes, and the code crashes when it runs)
+        middle = len(data) // 2
+        data = data[:middle] + bytes([data[middle] ^ 0x10]) + data[middle + 1:]
+    else:  # what an older npu-audit wrote under this name (its code compiled differently)
+        data = data.replace(b"npu-audit methods 2 ", b"npu-audit methods 1 ", 1)
+    kept.write_bytes(data)
     compiled, shown, err = _start(tmp_path)
-    assert compiled > 200 and not err and shown.startswith("Citation(")
+    assert compiled == fresh and not err and shown.startswith("Citation(")
     assert _start(tmp_path)[0] == 0  # written anew
 
 
 def test_an_unwritable_cache_folder_only_costs_the_compiling(tmp_path):
     blocked = tmp_path / "a file, not a folder"
     blocked.write_text("x")
+    first = _start(tmp_path / "fresh")[0]
     for _ in range(2):
         compiled, shown, err = _start(blocked)
-        assert compiled > 200 and not err and shown.startswith("Citation(")
+        assert compiled == first and not err and shown.startswith("Citation(")
+
+
+def test_a_cache_folder_relative_to_where_it_runs_is_never_used(tmp_path, monkeypatch):
+    """What such a folder holds would come from the project being audited, and it is loaded as code."""
+    from npu_audit import user_cache
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "cache")  # relative: ignored, as the XDG specification says
+    assert user_cache.folder() == tmp_path / "home" / ".cache" / "npu-audit"
+    monkeypatch.setattr(user_cache.os.path, "expanduser", lambda path: path)  # no home folder known
+    assert user_cache.folder() is None
+    compiled, _, err = _start(Path("cache"))  # (the started process gets the relative value too)
+    assert compiled > 100 and not err and not (tmp_path / "cache").exists()
 
 
 def test_the_cache_file_can_be_turned_off(tmp_path):
-    compiled, _, _ = _start(tmp_path, NPU_AUDIT_NO_CODE_CACHE="1")
-    assert compiled > 200 and not (tmp_path / "npu-audit").exists()
+    for _ in range(2):
+        compiled, _, _ = _start(tmp_path, NPU_AUDIT_NO_CODE_CACHE="1")
+        assert compiled > 100 and not (tmp_path / "npu-audit").exists()
 
 
 def test_the_file_keeps_only_what_a_process_used_once_it_has_grown_too_large(tmp_path, monkeypatch):
@@ -139,10 +208,9 @@ def test_the_file_keeps_only_what_a_process_used_once_it_has_grown_too_large(tmp
     monkeypatch.setattr("atexit.register", lambda function: None)
     _twins(frozen=True)
     records._save()
-    import marshal
 
     (written,) = _methods_files(tmp_path)
-    kept = marshal.loads(written.read_bytes())
+    kept = marshal.loads(written.read_bytes()[len(records._header()) + 4:])
     assert kept and not any(text.startswith("def old_") for text in kept)
     assert set(kept) == records._used
 
