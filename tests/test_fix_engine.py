@@ -212,6 +212,34 @@ def test_removals_of_one_option_that_fail_together_are_tried_one_by_one(tmp_path
     assert not again.applied and not again.changed
 
 
+# The same, with a fix that writes code among the option's fixes (a str wrapped for a bytes field): the
+# removal that would empty the block used to take the option's other fixes down with it, and a second
+# --fix then applied them (found by the long property tests, tests/test_fuzz.py).
+DEAD_IN_BLOCK_THEN_WRAPPED = (
+    SESSION
+    + "if FLAGS.x:\n"
+    "    npu.parameter_map['HCCL_algorithm'].s = '0'\n"
+    "npu.parameter_map['HCCL_algorithm'].b = False\n"
+    "npu.parameter_map['HCCL_algorithm'].s = ''\n"
+)
+
+
+def test_a_removal_that_fails_alone_does_not_hold_back_the_options_other_fixes(tmp_path):
+    path = script(tmp_path, DEAD_IN_BLOCK_THEN_WRAPPED)
+    job = job_for(path)
+    fx = fix_file(job, analyze_file(job), unsafe=False)
+    lines = fx.fixed.decode("utf-8").splitlines()
+    block = lines.index("if FLAGS.x:")
+    # the dead `.b = False` is gone and both strings are wrapped; the block keeps its only statement
+    assert lines[block + 1:] == ["    npu.parameter_map['HCCL_algorithm'].s = tf.compat.as_bytes('0')",
+                                 "npu.parameter_map['HCCL_algorithm'].s = tf.compat.as_bytes('')"]
+    assert sorted(f.code for f in fx.applied) == ["NPU103", "NPU103", "NPU305"]
+    assert [(r.finding.code, r.reason) for r in fx.rejected] == [("NPU305", NOT_VALID)]
+    path.write_bytes(fx.fixed)
+    again = fix_file(job, analyze_file(job), unsafe=True)
+    assert not again.applied and not again.changed
+
+
 # -- 2. a file that was not written keeps its findings, and the exit code says so -------------------
 
 

@@ -393,18 +393,27 @@ class Fixer:
                 kept, kept_state = kept + group, new
                 continue
             # the group fails together. Fixes that only remove code (dead writes of one option) do not
-            # depend on each other: each may still do alone (one of them the only statement of a block,
-            # which removed would empty it). Other fixes of one option move together (a migration of
-            # some writes of a key and not the others would leave both keys), so they fail together
-            if len(group) == 1 or any(e.content for f in group for e in fix_of(f).edits):
+            # depend on each other or on the rest: each may still do alone (one of them the only statement
+            # of a block, which removed would empty it). The other fixes of one option move together (a
+            # migration of some writes of a key and not the others would leave both keys), so they fail
+            # together, but not because of a removal that fails on its own
+            if len(group) == 1:
                 refuse(group, reason, detail)
                 continue
-            for f in group:
+            removals = [f for f in group if not any(e.content for e in fix_of(f).edits)]
+            together = [f for f in group if any(e.content for e in fix_of(f).edits)]
+            for f in removals:
                 reason, detail, new = attempt(kept + [f])
                 if reason:
                     refuse([f], reason, detail)
                 else:
                     kept, kept_state = kept + [f], new
+            if together:
+                reason, detail, new = attempt(kept + together)
+                if reason:
+                    refuse(together, reason, detail)
+                else:
+                    kept, kept_state = kept + together, new
         return kept, kept_state
 
     def _drop(self, result: FileFix) -> None:
