@@ -64,6 +64,7 @@ _MAX_KEPT = 2000
 _codes: Optional[dict[str, CodeType]] = None  # text -> its code, read from the file at first use
 _used: set[str] = set()  # the texts this process ran
 _compiled: list[str] = []  # the texts this process compiled (not in the file)
+_written = 0  # how many of them the file holds (written by :func:`save`)
 
 
 def exec_compiled(source: Any, globals: dict, locals: Optional[dict] = None) -> None:
@@ -78,7 +79,7 @@ def exec_compiled(source: Any, globals: dict, locals: Optional[dict] = None) -> 
             if not _compiled:
                 import atexit
 
-                atexit.register(_save)
+                atexit.register(save)
             _compiled.append(source)
         _used.add(source)
         source = code
@@ -140,12 +141,17 @@ def _cached_codes() -> dict[str, CodeType]:
     return _codes
 
 
-def _save() -> None:
-    """Write the cache with what this process compiled (at exit; atomically: a reader sees the old file or
-    the new one). When it has grown past ``_MAX_KEPT`` texts, only those this process ran are kept."""
+def save() -> None:
+    """Write the cache with what this process compiled, if anything since it last wrote (at exit, and when a
+    long-running process has created its classes: the language server, which an editor may stop without
+    exit handlers). Atomically: a reader sees the old file or the new one. When it has grown past
+    ``_MAX_KEPT`` texts, only those this process ran are kept."""
+    global _written
     path = _cache_file()
-    if path is None or not _compiled or _codes is None:
+    compiled = len(_compiled)
+    if path is None or compiled == _written or _codes is None:
         return
+    _written = compiled
     keep = _codes if len(_codes) <= _MAX_KEPT else {text: _codes[text] for text in list(_used) if text in _codes}
     import tempfile
 

@@ -147,6 +147,19 @@ def test_a_parallel_run_keeps_the_classes_its_analysis_creates(tmp_path):
     assert after.stdout.strip() == "0"
 
 
+def test_a_language_server_stopped_without_exit_handlers_has_kept_its_classes(tmp_path):
+    """Editors often end the server abruptly: it keeps what it compiled once its analysis code is loaded."""
+    environment = {k: v for k, v in os.environ.items() if k != "NPU_AUDIT_NO_CODE_CACHE"}
+    environment.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    server = ("import os\nfrom npu_audit.lsp.analysis import Engine\nengine = Engine()\n"
+              "engine.executor.shutdown(wait=True)\nos._exit(0)\n")
+    subprocess.run([sys.executable, "-c", server], env=environment, check=True)
+    check = ("import npu_audit.records as r\nfrom npu_audit.pipeline import load_analysis_code\n"
+             "load_analysis_code()\nprint(r.compiled_in_this_process())\n")
+    after = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=environment, check=True)
+    assert after.stdout.strip() == "0"
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "one byte changed", "another format"])
 def test_a_damaged_or_foreign_cache_file_is_rebuilt(tmp_path, damage):
     fresh = _start(tmp_path / "fresh")[0]
@@ -205,9 +218,10 @@ def test_the_file_keeps_only_what_a_process_used_once_it_has_grown_too_large(tmp
     monkeypatch.setattr(records, "_codes", dict(stale))
     monkeypatch.setattr(records, "_used", set())
     monkeypatch.setattr(records, "_compiled", [])
+    monkeypatch.setattr(records, "_written", 0)
     monkeypatch.setattr("atexit.register", lambda function: None)
     _twins(frozen=True)
-    records._save()
+    records.save()
 
     (written,) = _methods_files(tmp_path)
     kept = marshal.loads(written.read_bytes()[len(records._header()) + 4:])

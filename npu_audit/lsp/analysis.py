@@ -46,11 +46,22 @@ def change_delay(quiet: float, busy: bool, last_duration: float, longest: float 
     return 0.0 if not busy and quiet >= wait else wait
 
 
+def _load_analysis_code() -> None:
+    """Load the analysis code, and keep the compiled methods of the classes it created now: an editor may stop
+    the server without letting it run exit handlers, and the next start would compile them again
+    (npu_audit.records)."""
+    from npu_audit import records
+    from npu_audit.pipeline import load_analysis_code
+
+    load_analysis_code()
+    records.save()
+
+
 class Engine:
     """Editor-independent state of the server: settings, open documents, analyses."""
 
     def __init__(self, workers: int = 2):
-        from npu_audit.pipeline import load_analysis_code, prepare_analysis_process
+        from npu_audit.pipeline import prepare_analysis_process
 
         prepare_analysis_process(freeze=False)  # (the server's own objects stay collectable)
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="npu-audit-analysis")
@@ -59,9 +70,9 @@ class Engine:
         self.fixes = FixCache()
         self._kb: Any = None
         self._rules_by_code: Optional[dict] = None
-        # the analysis code (libcst, the interpreter, the checks) and the knowledge base loaded while the
+        # the analysis code (the slice, the interpreter, the checks) and the knowledge base loaded while the
         # editor starts up, not when the first document opens
-        self.executor.submit(load_analysis_code)
+        self.executor.submit(_load_analysis_code)
 
     @property
     def kb(self) -> Any:
