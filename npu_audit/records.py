@@ -8,7 +8,7 @@ methods was a fifth of the run (README, "Performance"). :func:`dataclass` is ``d
 itself: while it runs, the name ``exec`` that ``dataclasses`` calls with each text (all of Python 3.9-3.13
 do) is bound in that module to :func:`exec_compiled`, which runs the code compiled from the same text, by
 the same Python, as the builtin ``exec`` would compile it there (no ``__future__`` flags: ``dont_inherit``),
-kept in the user's cache folder (``methods-<python>.marshal``, npu_audit.user_cache). So the classes are
+kept in the user's cache folder (``methods-<python>-O<level>.marshal``, npu_audit.user_cache). So the classes are
 those ``dataclasses`` builds (``tests/test_records.py`` compares code, annotations and signatures). A text
 not kept yet is compiled and kept; the file is written, once, when a process that compiled something ends
 (a run's worker processes compile nothing: the run loads the analysis code before it starts them,
@@ -153,18 +153,8 @@ def save() -> None:
         return
     _written = compiled
     keep = _codes if len(_codes) <= _MAX_KEPT else {text: _codes[text] for text in list(_used) if text in _codes}
-    import tempfile
-
     try:
         body = marshal.dumps(keep)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(_header() + _checksum(body) + body)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
-    except (OSError, ValueError):  # (ValueError: marshal; the cache only saves time)
-        pass
+    except ValueError:  # (an object marshal cannot write: the cache only saves time)
+        return
+    user_cache.write(path, _header() + _checksum(body) + body)

@@ -21,3 +21,24 @@ def folder() -> Optional[Path]:
             return None
         base = os.path.join(home, ".cache")
     return Path(base) / "npu-audit"
+
+
+def write(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically (a temporary file in its folder, then a rename: a reader sees the
+    old content or the new), creating the folder; False when that fails. What this folder holds only saves
+    time, so a failure is not an error."""
+    import tempfile  # (only when something is written: 2 ms of a start otherwise)
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError:
+        return False
+    return True

@@ -90,6 +90,11 @@ def fix_of(finding: Finding) -> Fix:
     return finding.fix
 
 
+def _writes_code(finding: Finding) -> bool:
+    """Whether a finding's fix inserts or replaces code (else it only removes some)."""
+    return any(e.content for e in fix_of(finding).edits)
+
+
 def _spans(fix: Fix) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     return [((e.line, e.column), (e.end_line, e.end_column)) for e in fix.edits]
 
@@ -400,8 +405,8 @@ class Fixer:
             if len(group) == 1:
                 refuse(group, reason, detail)
                 continue
-            removals = [f for f in group if not any(e.content for e in fix_of(f).edits)]
-            together = [f for f in group if any(e.content for e in fix_of(f).edits)]
+            removals = [f for f in group if not _writes_code(f)]
+            together = [f for f in group if _writes_code(f)]
             for f in removals:
                 reason, detail, new = attempt(kept + [f])
                 if reason:

@@ -109,20 +109,11 @@ def _snapshot_path(root: Path) -> Optional[Path]:
 
 
 def _write_snapshot(path: Path, kb: KnowledgeBase) -> None:
-    import tempfile  # only when the snapshot is rebuilt (2 ms of every start otherwise)
-
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".kb-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(kb, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
+        data = pickle.dumps(kb, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - the snapshot is an optimisation only
-        pass
+        return
+    user_cache.write(path, data)
 
 
 class _Builder:
