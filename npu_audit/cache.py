@@ -43,9 +43,10 @@ from npu_audit.findings import FileReport, Finding
 from npu_audit.imports import RECENT_SECONDS, listed_state
 from npu_audit.records import dataclass
 
-SCHEMA = 6  # 4: from-imports listed with their names; parsed files carry their NPU exports;
+SCHEMA = 7  # 4: from-imports listed with their names; parsed files carry their NPU exports;
 #             5: plain keys, a clean file's imports one per line (a warm run reads 19,000 of them);
 #             6: change times, roots in the key, the imports an analysis resolved and the folders they depend on
+#             7: parsed files carry the files their option values come from (caller_inputs)
 
 #: The whole-run entries kept (the last commands run with this cache folder, one entry each).
 RUNS_KEPT = 4

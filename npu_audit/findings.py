@@ -92,6 +92,9 @@ class FileReport:
     # top-level names that can carry NPU configuration to importers (npu_audit.relevance), for parsed
     # files; None: any name may
     exports: Optional[list] = None
+    # for parsed files: the other files (real paths) whose literals or flag definitions its option writes take
+    # their values from; None: a caller of its code may supply a value (npu_audit.extract.inputs), or not known
+    caller_inputs: Optional[list] = None
     # for the result cache (filled by a run, not part of to_dict): the imports the analysis resolved against
     # the file system, (module, level, folder, roots, file or None), and the folders whose entries decide
     # them, [folder, stat, digest of its .py files and subfolders] (a module added next to a script can hide
@@ -116,6 +119,7 @@ class FileReport:
             "content_hash": self.content_hash,
             "imports": list(self.imports),
             "exports": None if self.exports is None else list(self.exports),
+            "caller_inputs": None if self.caller_inputs is None else list(self.caller_inputs),
         }
 
     @classmethod
@@ -132,7 +136,8 @@ class FileReport:
         return cls(path=data["path"], findings=findings, text=data["text"], configs=data["configs"],
                    parsed=data["parsed"], internal_error=data["internal_error"],
                    dependencies=list(data.get("dependencies", [])), content_hash=data.get("content_hash"),
-                   imports=list(data.get("imports", [])), exports=data.get("exports"))
+                   imports=list(data.get("imports", [])), exports=data.get("exports"),
+                   caller_inputs=data.get("caller_inputs"))
 
     def line_text(self, line: int) -> str:
         if self.text is None:

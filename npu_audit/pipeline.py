@@ -182,10 +182,12 @@ def _analyze(job: Job) -> FileReport:
     extraction = extract_configs(job.display, Path(job.file), module, source.raw, kb,
                                  job.roots, settings.max_bytes, all_positions=job.want_configs,
                                  text=parsed.text, tree=tree, dropped=dropped)
+    from npu_audit.extract.inputs import caller_inputs
     from npu_audit.extract.positions import python_ast
     from npu_audit.relevance import npu_exports
 
     report.exports = npu_exports(tree if tree is not None else python_ast(source.text), source.text)
+    report.caller_inputs = caller_inputs(extraction)
     if job.want_configs:
         from npu_audit.showconfig import configs_for
 
@@ -406,12 +408,17 @@ def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str
 def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
              given: frozenset[int] = frozenset()) -> list[int]:
     """Files without NPU markers that take from a module which has them something that can carry NPU
-    configuration: they can build or fill a config through it, so they are parsed too.
+    configuration, and can hand it a value it writes or build a config themselves: they are parsed too.
 
     Imports are resolved as the importing file's own interpreter would (``npu_audit.imports``), so a
     mere name clash (``import scipy.optimize`` in a tree holding an unrelated ``optimize.py``) does not
     count; ``from m import a`` counts when ``a`` is one of ``m``'s NPU exports (``npu_audit.relevance``)
     or an NPU submodule; ``import m`` and ``from m import *`` count when ``m`` has NPU code at all.
+    Such a file is taken when one of those modules writes a value a caller may supply, or one from the
+    file itself (``FileReport.caller_inputs``, ``npu_audit.extract.inputs``): a finding about a value is
+    shown where the value comes from, so a file that can supply none has nothing the module's own
+    analysis does not report. It is taken too when its text names an API that makes, fills or opens a
+    config (:data:`CONFIG_API_WORDS`), or holds a suppression comment.
     For the files named on the command line (``given``: indices of ``jobs``), a module that is not a
     file of the run is also looked for on the disk, so that ``npu-audit train.py`` reads train.py as
     ``npu-audit .`` does when train.py builds its config through a helper module.
@@ -445,6 +452,7 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
 
     paths = [absolute(job.file) for job in jobs]
     exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
+    inputs = {path: report.caller_inputs for path, report in zip(paths, results) if report.parsed}
     if not exports and not given:
         return []
     is_file = set(paths).__contains__
@@ -490,31 +498,43 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
                 outside[path] = (True, npu_exports(python_ast(source.text), source.text))
         return outside[path]
 
-    def lookup(dotted: str, level: int, here: str, beyond: Optional[int]) -> tuple[bool, Optional[list[str]]]:
-        """Whether the module is one with NPU code, and its NPU exports (None: any name may be one).
-        ``beyond``: a module that is not a file of the run is looked for on the disk too, reading at most
-        that many bytes of it (the importing file's --max-file-size)."""
+    def lookup(dotted: str, level: int, here: str,
+               beyond: Optional[int]) -> tuple[bool, Optional[list[str]], Optional[str]]:
+        """Whether the module is one with NPU code, its NPU exports (None: any name may be one), and its
+        path when it is a file of the run. ``beyond``: a module that is not a file of the run is looked for
+        on the disk too, reading at most that many bytes of it (the importing file's --max-file-size)."""
         if beyond is not None:
             found = resolve(dotted, level, here)
             if found is None:
                 from npu_audit.imports import resolve_in_tree
 
                 real = resolve_in_tree(dotted, level, here, roots)
-                return outside_module(real, beyond) if real is not None and not is_file(real) else (False, None)
+                if real is None or is_file(real):
+                    return False, None, None
+                return (*outside_module(real, beyond), None)
         else:
             found = resolve(dotted, level, here) if may_be_export(dotted) else None
-        return (True, exports[found]) if found in exports else (False, None)
+        return (True, exports[found], found) if found in exports else (False, None, None)
 
-    def takes_npu(imported: str, here: str, beyond: Optional[int]) -> bool:
+    def takes_npu(imported: str, here: str, beyond: Optional[int]) -> tuple[bool, Optional[str]]:
+        """Whether the import takes something that can carry NPU configuration, and from which file of
+        the run (None: a module read from the disk, or none)."""
         module, _, member = imported.partition(":")
         dotted, level = split_relative(module)
-        npu, members = lookup(dotted, level, here, beyond)
+        npu, members, found = lookup(dotted, level, here, beyond)
         if not member:
-            return npu
+            return npu, found
         if npu and (members is None or member == "*" or member in members):
-            return True
+            return True, found
         submodule = f"{dotted}.{member}" if dotted else member
-        return lookup(submodule, level, here, beyond)[0]
+        npu, _members, found = lookup(submodule, level, here, beyond)
+        return npu, found
+
+    def may_supply(module: Optional[str], importer: str) -> bool:
+        """Whether ``importer`` can hand ``module`` (None: one whose analysis the run has not) a value it
+        writes."""
+        taken = inputs.get(module) if module is not None else None
+        return taken is None or importer in taken
 
     out = []
     for i, report in enumerate(results):
@@ -522,9 +542,45 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
             continue
         here = os.path.dirname(paths[i])
         beyond = jobs[i].settings.max_bytes if i in given else None
-        if any(takes_npu(imported, here, beyond) for imported in report.imports):
+        modules = set()
+        for imported in report.imports:
+            npu, module = takes_npu(imported, here, beyond)
+            if npu:
+                modules.add(module)
+        if not modules:
+            continue
+        if any(may_supply(module, paths[i]) for module in modules) or _names_config_api(jobs[i]):
             out.append(i)
     return out
+
+
+#: Names in a file's text that make it a file of the second phase whatever the modules it imports write: an API
+#: that makes, fills, takes or opens a config (the slice's seeds and consumers, the config objects); and
+#: "npu-audit", a suppression comment, which the file's analysis reads.
+CONFIG_API_NAMES = frozenset({"RunConfig", "Estimator", "DumpConfig", "ProfilingConfig", "MemoryConfig",
+                              "DynamicInputConfig", "ExperimentalConfig", "GraphMemoryOptimizeConfig"})
+_config_api_words: Optional[Any] = None
+
+
+def _names_config_api(job: Job) -> bool:
+    """Whether the file's text names such an API (:data:`CONFIG_API_NAMES`, the slice's seed identifiers and
+    consumers) or holds "npu-audit"; True when it cannot be read (its analysis reports why)."""
+    global _config_api_words
+    if _config_api_words is None:
+        import re
+
+        from npu_audit import slicing
+
+        names = (slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_API_NAMES) - {"setattr"}
+        _config_api_words = re.compile(r"\b(?:" + "|".join(sorted(names, key=len, reverse=True)) + r")\b|npu-audit")
+    raw = job.source_bytes
+    if raw is None:
+        try:
+            with open(job.file, "rb") as handle:
+                raw = handle.read(job.settings.max_bytes + 1)
+        except OSError:
+            return True
+    return _config_api_words.search(raw.decode("latin-1")) is not None
 
 
 def _roots(paths: list[str]) -> tuple[str, ...]:

@@ -237,3 +237,111 @@ def test_a_helper_too_large_for_one_project_is_still_read_for_another_in_the_sam
     assert done.returncode in (0, 1), done.stderr
     flagged = {d["path"] for d in json.loads(done.stdout)["diagnostics"] if d["name"] == "out-of-range"}
     assert str(Path("B", "train.py")) in flagged
+
+
+# -- which importers can hand their helper something it writes (npu_audit.extract.inputs) -----------------
+
+PARAMETER_HELPER = '''import tensorflow as tf
+
+
+def session_config(mode{default}):
+    config = tf.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(mode)
+    return config
+'''
+
+
+def _inputs_of(path: Path):
+    """``caller_inputs`` of one file's analysis."""
+    from npu_audit.imports import forget
+    from npu_audit.pipeline import Job, analyze_file
+    from npu_audit.settings import Settings
+
+    forget()  # (as a run does: the files of the folder change between the test's analyses)
+    report = analyze_file(Job(file=str(path), display=path.name, roots=(str(path.parent),), settings=Settings()))
+    assert report.parsed, report.findings
+    return report.caller_inputs
+
+
+def test_values_written_in_the_write_or_its_own_function_are_no_callers(tmp_path):
+    helper = tmp_path / "helper.py"
+    helper.write_text(NPU_HELPER.replace("    return config", '    mode = "allow_mix_precision"\n'
+                                         '    custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(mode)\n'
+                                         "    return config"))
+    assert _inputs_of(helper) == []
+
+
+def test_a_parameter_a_default_or_a_module_constant_may_be_a_callers(tmp_path):
+    for default in ("", '="allow_fp32_to_fp16"'):
+        helper = tmp_path / "helper.py"
+        helper.write_text(PARAMETER_HELPER.format(default=default))
+        assert _inputs_of(helper) is None, default
+    helper.write_text('MODE = "allow_mix_precision"\n' + PARAMETER_HELPER.format(default="").replace(
+        "def session_config(mode):", "def session_config():\n    mode = MODE"))
+    assert _inputs_of(helper) is None  # (an importer may set helper.MODE before calling)
+
+
+def test_a_flag_default_is_the_defining_files_value(tmp_path):
+    reading = PARAMETER_HELPER.format(default="").replace("def session_config(mode):",
+                                                          "def session_config():\n    mode = FLAGS.precision_mode")
+    define = "tf.app.flags.DEFINE_string('precision_mode', 'allow_mix_precision', 'mode')\n"
+    helper = tmp_path / "helper.py"
+    helper.write_text("import tensorflow as tf\n" + define + "FLAGS = tf.app.flags.FLAGS\n" + reading)
+    assert _inputs_of(helper) == []  # (its own flag: whoever calls it)
+    (tmp_path / "flag_defs.py").write_text("import tensorflow as tf\n" + define + "FLAGS = tf.app.flags.FLAGS\n")
+    helper.write_text("import tensorflow as tf\nfrom flag_defs import FLAGS\n" + reading)
+    assert _inputs_of(helper) == [str((tmp_path / "flag_defs.py").resolve())]
+
+
+def test_an_importer_that_can_supply_no_value_is_not_parsed(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "optimize.py").write_text(NPU_HELPER)  # (writes only a literal of its own)
+    # Python 2, and nothing it could hand session_config() changes what it writes: not npu-audit's business
+    (proj / "launch.py").write_text("from optimize import session_config\nconfig = session_config()\nprint 'go'\n")
+    report = _run(tmp_path)
+    assert report["summary"]["files_parsed"] == 1
+    assert not [d for d in report["diagnostics"] if d["name"] == "syntax-error"]
+
+
+def test_an_importer_that_passes_a_value_its_helper_writes_is_parsed_and_told(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    for default in ("", '="allow_fp32_to_fp16"'):
+        (proj / "optimize.py").write_text(PARAMETER_HELPER.format(default=default))
+        (proj / "launch.py").write_text("from optimize import session_config\n\n"
+                                        "config = session_config('allow_mix_precision')\n")
+        report = _run(tmp_path)
+        assert report["summary"]["files_parsed"] == 2, default
+        told = [d for d in report["diagnostics"] if d["path"] == str(Path("proj", "launch.py"))]
+        assert [d["name"] for d in told] == ["prefer-precision-mode-v2"], default
+        assert told[0]["line"] == 3
+
+
+def test_an_importer_whose_flag_a_helper_reads_is_parsed(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "optimize.py").write_text("import tensorflow as tf\nFLAGS = tf.app.flags.FLAGS\n"
+                                      + PARAMETER_HELPER.format(default="").replace(
+                                          "def session_config(mode):",
+                                          "def session_config():\n    mode = FLAGS.precision_mode"))
+    (proj / "launch.py").write_text("import tensorflow as tf\nfrom optimize import session_config\n\n"
+                                    "tf.app.flags.DEFINE_string('precision_mode', 'allow_mix_precision', 'mode')\n"
+                                    "config = session_config()\n")
+    report = _run(tmp_path)
+    assert report["summary"]["files_parsed"] == 2
+    assert [d["name"] for d in report["diagnostics"] if d["path"] == str(Path("proj", "launch.py"))] == [
+        "prefer-precision-mode-v2"]
+
+
+def test_an_importer_that_opens_a_session_or_holds_a_suppression_is_parsed(tmp_path):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "optimize.py").write_text(NPU_HELPER)
+    for text in ("sess = tf.Session(config=session_config())\n",
+                 "config = session_config()  # npu-audit: ignore[NPU501]\n"):
+        (proj / "launch.py").write_text("import tensorflow as tf\nfrom optimize import session_config\n\n" + text)
+        report = _run(tmp_path)
+        assert report["summary"]["files_parsed"] == 2, text
