@@ -88,7 +88,7 @@ class FileReport:
     internal_error: bool = False
     dependencies: list = field(default_factory=list)  # other files (paths) the analysis read
     content_hash: Optional[str] = None  # sha256 of the bytes analysed
-    imports: list = field(default_factory=list)  # modules imported, for files the prefilter skipped
+    imports: list = field(default_factory=list)  # modules imported, for files the prefilter skipped and parsed ones
     # top-level names that can carry NPU configuration to importers (npu_audit.relevance), for parsed
     # files; None: any name may
     exports: Optional[list] = None

@@ -187,7 +187,9 @@ def _analyze(job: Job) -> FileReport:
     from npu_audit.relevance import npu_exports
 
     report.exports = npu_exports(tree if tree is not None else python_ast(source.text), source.text)
-    report.caller_inputs = caller_inputs(extraction)
+    report.caller_inputs = caller_inputs(extraction, report.exports)
+    # (what a module imports reaches its importers too: ``import helpers`` reaches helpers.npu_lib)
+    report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
     if job.want_configs:
         from npu_audit.showconfig import configs_for
 
@@ -453,6 +455,7 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
     paths = [absolute(job.file) for job in jobs]
     exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
     inputs = {path: report.caller_inputs for path, report in zip(paths, results) if report.parsed}
+    imported_by = {path: report.imports for path, report in zip(paths, results) if report.parsed}
     if not exports and not given:
         return []
     is_file = set(paths).__contains__
@@ -530,11 +533,35 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
         npu, _members, found = lookup(submodule, level, here, beyond)
         return npu, found
 
+    reached: dict[str, set[str]] = {}
+
+    def reach(module: str) -> set[str]:
+        """``module`` and the modules with NPU code it imports, transitively: through it an importer reaches
+        their code too (``helpers.npu_lib.make(...)``, a name it imports from them)."""
+        found = reached.get(module)
+        if found is None:
+            found = reached[module] = {module}
+            todo = [module]
+            while todo:
+                current = todo.pop()
+                here = os.path.dirname(current)
+                for imported in imported_by.get(current, ()):
+                    npu, target = takes_npu(imported, here, None)
+                    if npu and target is not None and target not in found:
+                        found.add(target)
+                        todo.append(target)
+        return found
+
     def may_supply(module: Optional[str], importer: str) -> bool:
-        """Whether ``importer`` can hand ``module`` (None: one whose analysis the run has not) a value it
-        writes."""
-        taken = inputs.get(module) if module is not None else None
-        return taken is None or importer in taken
+        """Whether ``importer`` can hand ``module`` (None: one whose analysis the run has not), or a module
+        with NPU code it imports, a value it writes."""
+        if module is None:
+            return True
+        for each in reach(module):
+            taken = inputs.get(each)
+            if taken is None or importer in taken:
+                return True
+        return False
 
     out = []
     for i, report in enumerate(results):
@@ -555,8 +582,9 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
 
 
 #: Names in a file's text that make it a file of the second phase whatever the modules it imports write: an API
-#: that makes, fills, takes or opens a config (the slice's seeds and consumers, the config objects); and
-#: "npu-audit", a suppression comment, which the file's analysis reads.
+#: that makes, fills, takes or opens a config (the slice's seeds and consumers, the config objects), an option's
+#: name (TF1 keys, TF2 attributes: written into an object a helper returns); and "npu-audit", a suppression
+#: comment, which the file's analysis reads.
 CONFIG_API_NAMES = frozenset({"RunConfig", "Estimator", "DumpConfig", "ProfilingConfig", "MemoryConfig",
                               "DynamicInputConfig", "ExperimentalConfig", "GraphMemoryOptimizeConfig"})
 _config_api_words: Optional[Any] = None
@@ -564,14 +592,19 @@ _config_api_words: Optional[Any] = None
 
 def _names_config_api(job: Job) -> bool:
     """Whether the file's text names such an API (:data:`CONFIG_API_NAMES`, the slice's seed identifiers and
-    consumers) or holds "npu-audit"; True when it cannot be read (its analysis reports why)."""
+    consumers) or an option, or holds "npu-audit"; True when it cannot be read (its analysis reports why)."""
     global _config_api_words
     if _config_api_words is None:
         import re
 
         from npu_audit import slicing
+        from npu_audit.knowledge.loader import load
 
-        names = (slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_API_NAMES) - {"setattr"}
+        kb = load()
+        names = set(slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_API_NAMES) - {"setattr"}
+        names.update(kb.options)  # (an option written into an object a helper returns: ``opts.precision_mode = ...``)
+        if kb.tf2 is not None:
+            names.update(part for path in list(kb.tf2.options) + list(kb.tf2.groups) for part in path.split(".") if part)
         _config_api_words = re.compile(r"\b(?:" + "|".join(sorted(names, key=len, reverse=True)) + r")\b|npu-audit")
     raw = job.source_bytes
     if raw is None:

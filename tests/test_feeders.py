@@ -345,3 +345,48 @@ def test_an_importer_that_opens_a_session_or_holds_a_suppression_is_parsed(tmp_p
         (proj / "launch.py").write_text("import tensorflow as tf\nfrom optimize import session_config\n\n" + text)
         report = _run(tmp_path)
         assert report["summary"]["files_parsed"] == 2, text
+
+
+def _told_in_launch(tree: Path) -> list[tuple[str, int]]:
+    report = _run(tree)
+    return [(d["name"], d["line"]) for d in report["diagnostics"] if Path(d["path"]).name == "launch.py"]
+
+
+def test_an_importer_that_writes_into_an_option_object_a_helper_returns_is_parsed(tmp_path):
+    (tmp_path / "helper.py").write_text("import npu_device\n\n\ndef npu_options():\n    return npu_device.global_options()\n\n\n"
+                                        "def open_device():\n    npu_device.open().as_default()\n")
+    (tmp_path / "launch.py").write_text("import helper\n\nopts = helper.npu_options()\n"
+                                        "opts.precision_mode = 'allow_mix_precision'\nhelper.open_device()\n")
+    assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 4)]
+
+
+def test_an_importer_reaches_the_npu_modules_its_module_imports(tmp_path):
+    # a package re-exporting a helper that writes its parameter; a module whose plain wrapper passes its own
+    # parameter on to such a helper: the importer's value reaches the write through either
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "helper.py").write_text(PARAMETER_HELPER.format(default=""))
+    (pkg / "__init__.py").write_text("from npu_bridge.estimator.npu.npu_config import NPURunConfig\n\n"
+                                     "from .helper import session_config\n\n\n"
+                                     "def run_config():\n    return NPURunConfig(iterations_per_loop=10)\n")
+    for launch in ("import pkg\n\nconfig = pkg.session_config('allow_mix_precision')\n",
+                   "from pkg import *\n\nconfig = session_config('allow_mix_precision')\n"):
+        (tmp_path / "launch.py").write_text(launch)
+        assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 3)], launch
+    (pkg / "__init__.py").write_text("from npu_bridge.estimator.npu.npu_config import NPURunConfig\n\n"
+                                     "from pkg import helper\n\n\n"
+                                     "def run_config():\n    return NPURunConfig(iterations_per_loop=10)\n\n\n"
+                                     "def build(mode):\n    return helper.session_config(mode)\n")
+    (tmp_path / "launch.py").write_text("import pkg\n\nconfig = pkg.build('allow_mix_precision')\n")
+    assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 3)]
+
+
+def test_a_helper_whose_npu_function_its_analysis_did_not_read_takes_any_callers_value(tmp_path):
+    helper = tmp_path / "helper.py"
+    indented = "\n".join("    " + line if line else line for line in PARAMETER_HELPER.format(default="").splitlines()[2:])
+    helper.write_text("import os\n\nimport tensorflow as tf\n\nif os.environ.get('DEVICE', 'npu') == 'npu':\n"
+                      + indented + "\n")
+    assert _inputs_of(helper) is None  # (defined in a block: the analysis reads no such function on its own)
+    (tmp_path / "launch.py").write_text("from helper import session_config\n\n"
+                                        "config = session_config('allow_mix_precision')\n")
+    assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 3)]

@@ -32,6 +32,7 @@ class Extraction:
     modules: dict[str, ModuleState] = field(default_factory=dict)  # display path -> module (for fixes)
     dependencies: list[Path] = field(default_factory=list)  # other files read
     ranges: dict[int, Range] = field(default_factory=dict)  # id(node) -> Range for every node positioned
+    functions_read: frozenset[int] = frozenset()  # ids of the function nodes the interpreter read (until release)
 
     def range_of(self, node) -> Optional[Range]:
         return self.ranges.get(id(node)) if node is not None else None
@@ -52,6 +53,7 @@ class Extraction:
             state.arguments.clear()
             state.more = None
         self.modules = {}
+        self.functions_read = frozenset()
 
     def file_exists(self, path: str) -> bool:
         """Whether a file exists at ``path``. Checks ask here rather than the file system: the path becomes a
@@ -225,6 +227,7 @@ def extract_configs(
         facts=facts,
         modules=modules,
         dependencies=[p for p in project.dependencies(file) if p != state.file],
+        functions_read=frozenset(interp.functions_read),
     )
 
 

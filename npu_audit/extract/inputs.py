@@ -31,10 +31,19 @@ __all__ = ["caller_inputs"]
 _Place = tuple[int, int]  # (line, column), 1-based
 
 
-def caller_inputs(extraction) -> Optional[list[str]]:
+def caller_inputs(extraction, exports: Optional[list[str]]) -> Optional[list[str]]:
     """The real paths of the other files whose literals or flag definitions the option writes of
     ``extraction`` (one analysed file's, before ``release``) take their values from; None when a caller
-    of the file's code could supply a value (see the module docstring)."""
+    of the file's code could supply a value (see the module docstring), or when the analysis may not have
+    seen every write an importer can reach: ``exports`` (the file's NPU names, ``relevance.npu_exports``)
+    is None (any name may be one), or a function of the file whose source holds an NPU marker was not read
+    (defined in an ``if`` or ``try`` block, or inside another function, and called by nobody). What the
+    file's importers reach of other modules through it is those modules' answer (``pipeline._feeders``)."""
+    if exports is None:
+        return None
+    state = extraction.modules.get(extraction.display)
+    if state is None or _unread_npu_function(state, extraction.functions_read):
+        return None
     sources: set[str] = set()
     bodies: dict[str, list[tuple[_Place, _Place, _Place]]] = {}
     modules = extraction.modules
@@ -65,6 +74,22 @@ def caller_inputs(extraction) -> Optional[list[str]]:
                 if not _same_body(write, value.source_node, bodies, modules):
                     return None
     return sorted(sources)
+
+
+def _unread_npu_function(state, read: frozenset[int]) -> bool:
+    """Whether a function of the module (at any depth) whose source holds an NPU marker was not read."""
+    from npu_audit.prefilter import may_configure_npu
+
+    todo = list(state.module.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.FunctionDef) and id(node) not in read:
+            if may_configure_npu(state.code(node).encode("utf-8", "surrogatepass")):
+                return True
+            continue  # (what it holds was not read either: its own source says no marker)
+        for block in _blocks(node):
+            todo.extend(_statements(block))
+    return False
 
 
 def _same_body(write, literal, bodies: dict, modules: dict) -> bool:

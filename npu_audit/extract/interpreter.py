@@ -123,6 +123,7 @@ class Interpreter:
         self.tf2 = Tf2Extractor(self)  # TF2: npu_device.global_options() and open() (extract/tf2.py)
         self._active: list[int] = []  # ids of function nodes being read (recursion guard)
         self._inlined: set[int] = set()
+        self.functions_read: set[int] = set()  # ids of the function nodes whose body was read (called or standalone)
         # where each function is defined (the statements around it: a call reads its body in that place)
         self.positions = positions if positions is not None else PositionRecorder()
         # per-run state: modules read or being read
@@ -1171,6 +1172,7 @@ class Interpreter:
             if isinstance(star, cst.Param):
                 inner_locals[star.name.value] = Binding(UNKNOWN, inner.branch_key())
         self._active.append(id(node))
+        self.functions_read.add(id(node))
         try:
             self.exec_block(self._suite(node.body), inner)
         except RecursionError:
