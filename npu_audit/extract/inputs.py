@@ -80,11 +80,17 @@ def _unread_npu_function(state, read: frozenset[int]) -> bool:
     """Whether a function of the module (at any depth) whose source holds an NPU marker was not read."""
     from npu_audit.prefilter import may_configure_npu
 
+    lines: Optional[list[bytes]] = None
     todo = list(state.module.body)
     while todo:
         node = todo.pop()
         if isinstance(node, cst.FunctionDef) and id(node) not in read:
-            if may_configure_npu(state.code(node).encode("utf-8", "surrogatepass")):
+            span = cst.range_of(node)
+            if span is None:
+                return True
+            if lines is None:
+                lines = state.raw.splitlines(True)
+            if may_configure_npu(b"".join(lines[span[0] - 1:span[2]])):
                 return True
             continue  # (what it holds was not read either: its own source says no marker)
         for block in _blocks(node):
