@@ -390,3 +390,12 @@ def test_a_helper_whose_npu_function_its_analysis_did_not_read_takes_any_callers
     (tmp_path / "launch.py").write_text("from helper import session_config\n\n"
                                         "config = session_config('allow_mix_precision')\n")
     assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 3)]
+
+
+def test_an_importer_reaches_a_helper_through_a_module_without_npu_code(tmp_path):
+    (tmp_path / "core.py").write_text(PARAMETER_HELPER.format(default="").replace("session_config", "build"))
+    (tmp_path / "reexport.py").write_text("from core import build\n")  # (no NPU code of its own)
+    (tmp_path / "wrap.py").write_text(NPU_HELPER.replace("import tensorflow as tf\n",
+                                                         "import tensorflow as tf\nfrom reexport import build\n"))
+    (tmp_path / "launch.py").write_text("import wrap\n\nconfig = wrap.build('allow_mix_precision')\n")
+    assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 3)]
