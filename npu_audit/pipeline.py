@@ -420,7 +420,7 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
     file itself (``FileReport.caller_inputs``, ``npu_audit.extract.inputs``): a finding about a value is
     shown where the value comes from, so a file that can supply none has nothing the module's own
     analysis does not report. It is taken too when its text names an API that makes, fills or opens a
-    config (:data:`CONFIG_API_WORDS`), or holds a suppression comment.
+    config, or an option, or holds a suppression comment (:func:`_names_config_api`).
     For the files named on the command line (``given``: indices of ``jobs``), a module that is not a
     file of the run is also looked for on the disk, so that ``npu-audit train.py`` reads train.py as
     ``npu-audit .`` does when train.py builds its config through a helper module.
@@ -597,26 +597,30 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
     return out
 
 
-#: Names in a file's text that make it a file of the second phase whatever the modules it imports write: an API
-#: that makes, fills, takes or opens a config (the slice's seeds and consumers, the config objects), an option's
-#: name (TF1 keys, TF2 attributes: written into an object a helper returns); and "npu-audit", a suppression
-#: comment, which the file's analysis reads.
-CONFIG_API_NAMES = frozenset({"RunConfig", "Estimator", "DumpConfig", "ProfilingConfig", "MemoryConfig",
-                              "DynamicInputConfig", "ExperimentalConfig", "GraphMemoryOptimizeConfig"})
+#: TensorFlow's own classes that take a session config (``RunConfig(session_config=...)``, an ``Estimator``
+#: given one), besides those the knowledge base names.
+CONFIG_TAKERS = frozenset({"RunConfig", "Estimator"})
 _config_api_words: Optional[Any] = None
 
 
 def _names_config_api(job: Job) -> bool:
-    """Whether the file's text names such an API (:data:`CONFIG_API_NAMES`, the slice's seed identifiers and
-    consumers) or an option, or holds "npu-audit"; True when it cannot be read (its analysis reports why)."""
+    """Whether the file's text names an API that makes, fills, takes or opens a config (the slice's seed
+    identifiers and consumers, the knowledge base's config objects and config calls but the flag
+    definitions, :data:`CONFIG_TAKERS`) or an option (TF1 keys, TF2 attributes: written into an object a
+    helper returns, ``opts.precision_mode = ...``), or holds "npu-audit" (a suppression comment, which the
+    file's analysis reads); True when it cannot be read (its analysis reports why). Such a file is a file of
+    the second phase whatever the modules it imports write."""
     global _config_api_words
     if _config_api_words is None:
         from npu_audit import slicing
         from npu_audit.knowledge.loader import load
 
         kb = load()
-        names = set(slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_API_NAMES) - {"setattr"}
-        names.update(kb.options)  # (an option written into an object a helper returns: ``opts.precision_mode = ...``)
+        known = slice_knowledge(kb)
+        names = set(slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_TAKERS) - {"setattr"}
+        names.update(known.identifiers)
+        names.update(set(known.config_calls) - slicing.DEFINITION_CALLS - {"ArgumentParser"})  # (values: caller_inputs)
+        names.update(kb.options)
         if kb.tf2 is not None:
             names.update(part for path in list(kb.tf2.options) + list(kb.tf2.groups) for part in path.split(".") if part)
         _config_api_words = frozenset(name.encode("ascii") for name in names)

@@ -21,6 +21,7 @@ a caller may supply one (or when it cannot be told): then every importer is anal
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Optional
 
 import npu_audit.syntax as cst
@@ -62,10 +63,10 @@ def caller_inputs(extraction, exports: Optional[list[str]]) -> Optional[list[str
                     if source is None:
                         return None
                 if source is not None and source != write.path:
-                    state = modules.get(source)
-                    if state is None:
+                    defining = modules.get(source)
+                    if defining is None:
                         return None
-                    sources.add(str(state.file))  # (only that file can supply its own literal)
+                    sources.add(str(defining.file))  # (only that file can supply its own literal)
                     continue
                 if value.origin in ("literal", "flag-default"):
                     continue  # (written in the write itself, or returned by a function of the file; the file's flag)
@@ -81,20 +82,16 @@ def _unread_npu_function(state, read: frozenset[int]) -> bool:
     from npu_audit.prefilter import may_configure_npu
 
     lines: Optional[list[bytes]] = None
-    todo = list(state.module.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, cst.FunctionDef) and id(node) not in read:
-            span = cst.range_of(node)
-            if span is None:
-                return True
-            if lines is None:
-                lines = state.raw.splitlines(True)
-            if may_configure_npu(b"".join(lines[span[0] - 1:span[2]])):
-                return True
-            continue  # (what it holds was not read either: its own source says no marker)
-        for block in _blocks(node):
-            todo.extend(_statements(block))
+    for node in _functions(state.module):
+        if id(node) in read:
+            continue
+        span = cst.range_of(node)
+        if span is None:
+            return True
+        if lines is None:
+            lines = state.raw.splitlines(True)
+        if may_configure_npu(b"".join(lines[span[0] - 1:span[2]])):
+            return True
     return False
 
 
@@ -135,18 +132,24 @@ def _function_bodies(module) -> list[tuple[_Place, _Place, _Place]]:
     """(where the def starts, where its body starts, where it ends) of every function of ``module``, nested
     ones too; parameter defaults lie between the first two."""
     out = []
+    for node in _functions(module):
+        start, end = _start(node), _end(node)
+        inner = _statements(node.body)
+        body = _start(inner[0]) if inner else None
+        if start is not None and end is not None and body is not None:
+            out.append((start, body, end))
+    return out
+
+
+def _functions(module) -> Iterator:
+    """Every function definition of ``module``, at any depth (in blocks, classes and other functions)."""
     todo = list(module.body)
     while todo:
         node = todo.pop()
         if isinstance(node, cst.FunctionDef):
-            start, end = _start(node), _end(node)
-            inner = _statements(node.body)
-            body = _start(inner[0]) if inner else None
-            if start is not None and end is not None and body is not None:
-                out.append((start, body, end))
+            yield node
         for block in _blocks(node):
             todo.extend(_statements(block))
-    return out
 
 
 def _statements(block) -> list:
