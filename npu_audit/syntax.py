@@ -956,6 +956,16 @@ def parse_expression(text: str) -> CSTNode:
     return _Builder(Source(text)).expr(tree.body)
 
 
+def _last_identifier(text: str) -> str:
+    """The identifier ``text`` ends with (before trailing whitespace), as written: its characters are those
+    an identifier may continue with, combining marks too (``\\w`` misses some: ``Aꯣ0``)."""
+    text = text.rstrip()
+    start = len(text)
+    while start > 0 and ("a" + text[start - 1]).isidentifier():
+        start -= 1
+    return text[start:]
+
+
 _SINGLE_STRING = re.compile(
     r"""[rRbBuUfF]{0,2}(?:'''(?:[^\\']|\\.|'(?!''))*'''|\"\"\"(?:[^\\"]|\\.|"(?!""))*\"\"\""""
     r"""|'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")""",
@@ -1412,8 +1422,7 @@ class _Builder:
         end_line, end = node.end_lineno or node.lineno, node.end_col_offset or 0
         written = node.attr
         if not self.src.ascii and self.trusted:  # (NFKC-normalised by CPython: read it from the source)
-            found = re.search(r"(\w+)\s*\Z", self.segment(node))
-            written = found.group(1) if found else written
+            written = _last_identifier(self.segment(node)) or written
         attr = self.name(written, end_line, end - len(written.encode("utf-8")))
         return Attribute(value, attr)
 

@@ -148,6 +148,9 @@ def test_the_tree_has_libcsts_shapes_ranges_and_texts(newline):
     "x = (  # c\n    a + b\n)\n",
     "if (  # only when asked\n        FLAGS.debug):\n    pass\n",
     "(lr, a,\n b,\n #  bn_w,\n ) = f()\n",
+    # found by the random programs: an attribute name with a combining mark (not ``\\w``) after a letter
+    "importA, match.A\uabe30\n",
+    "x = a . b\u0301c  \\\n\n",
 ])
 def test_the_tree_matches_libcst_on_tricky_code(text):
     _check(text)
