@@ -135,7 +135,8 @@ class CSTNode:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        own = tuple(cls.__dict__.get("__slots__", ()))
+        # (a slot named with an underscore is not a field: set after construction, like _pos)
+        own = tuple(name for name in cls.__dict__.get("__slots__", ()) if not name.startswith("_"))
         cls._fields = tuple(getattr(cls.__mro__[1], "_fields", ())) + own
         cls.__init__ = _initializer(cls._fields)  # type: ignore[method-assign]
 
@@ -460,8 +461,10 @@ class Subscript(CSTNode):
 
 
 class SimpleString(CSTNode):
-    __slots__ = ("value",)
+    __slots__ = ("value", "_evaluated")
     value: str  # the literal as written, prefix and quotes included
+    _evaluated: Any  # its value as CPython's tree gives it; unset on a node built by hand or a part of an implicit
+    # concatenation (``values.literal`` then reads ``value``)
 
     @property
     def prefix(self) -> str:
@@ -498,18 +501,21 @@ class FormattedString(CSTNode):
 
 
 class Integer(CSTNode):
-    __slots__ = ("value",)
+    __slots__ = ("value", "_evaluated")
     value: str
+    _evaluated: Any
 
 
 class Float(CSTNode):
-    __slots__ = ("value",)
+    __slots__ = ("value", "_evaluated")
     value: str
+    _evaluated: Any
 
 
 class Imaginary(CSTNode):
-    __slots__ = ("value",)
+    __slots__ = ("value", "_evaluated")
     value: str
+    _evaluated: Any
 
 
 class Ellipsis(CSTNode):  # noqa: A001 - libcst's name
@@ -907,18 +913,29 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
 
 
 _AST = ast.AST
-_CONTEXT = ast.expr_context
+# Fields that never hold a child node: names and other plain values, and ``ctx`` (the Load/Store markers).
+_LEAF_FIELDS = frozenset({"ctx", "id", "attr", "arg", "asname", "module", "level", "kind", "type_comment",
+                          "conversion", "is_async"})
+# Per node class, the fields that may hold child nodes (the class's ``_fields`` less :data:`_LEAF_FIELDS`,
+# and less a constant's value): a ``Name`` or a ``Constant`` has none to look at.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def python_children(node: ast.AST) -> list[ast.AST]:
     """The child nodes of a CPython ast node, as ``ast.iter_child_nodes`` gives them but as a list, without
     the ``Load``/``Store`` markers, and about twice as fast (the walks over whole files add up)."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(
+            name for name in kind._fields
+            if name not in _LEAF_FIELDS and not (kind is ast.Constant and name == "value"))
     out: list[ast.AST] = []
-    for name in node._fields:
+    for name in fields:
         value = getattr(node, name, None)
         if type(value) is list:
             out.extend([v for v in value if isinstance(v, _AST)])
-        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+        elif isinstance(value, _AST):
             out.append(value)
     return out
 
@@ -1305,13 +1322,17 @@ class _Builder:
         if value is ...:
             return Ellipsis()
         text = self.segment(node) if self.trusted else repr(value)
+        number: Union[Integer, Float, Imaginary]
         if isinstance(value, int):
-            return Integer(text)
-        if isinstance(value, float):
-            return Float(text)
-        if isinstance(value, complex):
-            return Imaginary(text)
-        return Other(type(node).__name__)
+            number = Integer(text)
+        elif isinstance(value, float):
+            number = Float(text)
+        elif isinstance(value, complex):
+            number = Imaginary(text)
+        else:
+            return Other(type(node).__name__)
+        number._evaluated = value
+        return number
 
     def segment(self, node: Any) -> str:
         src = self.src
@@ -1322,12 +1343,16 @@ class _Builder:
         if not self.trusted:
             if isinstance(node, ast.JoinedStr):
                 return FormattedString(self.fstring_parts(node.values), "f")
-            return SimpleString(repr(node.value))
+            string = SimpleString(repr(node.value))
+            string._evaluated = node.value
+            return string
         text = self.segment(node)
         if _SINGLE_STRING.fullmatch(text):
             if isinstance(node, ast.JoinedStr):
                 return self.fstring(node, text)
-            return SimpleString(text)
+            string = SimpleString(text)
+            string._evaluated = node.value
+            return string
         return self.concatenation(node, text)
 
     def fstring(self, node: ast.JoinedStr, text: str) -> FormattedString:

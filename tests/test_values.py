@@ -42,6 +42,34 @@ def test_literals(source, expected):
     assert isinstance(got, Const) and got.value == expected and got.origin == "literal" and got.node is node
 
 
+@pytest.mark.parametrize("node, expected", [
+    (cst.SimpleString('"abc"'), "abc"), (cst.SimpleString("rb'\\x'"), b"\\x"), (cst.Integer("0o17"), 15),
+    (cst.Integer("007"), 7), (cst.Float("1e3"), 1000.0), (cst.Imaginary("2J"), 2j),
+])
+def test_literals_without_the_parsers_value_are_read_from_their_text(node, expected):
+    # (a node built by hand, or a part of an implicit concatenation, carries no value from CPython's tree)
+    got = values.literal(node, "m.py")
+    assert isinstance(got, Const) and got.value == expected and got.node is node
+
+
+def test_the_parts_of_an_implicit_concatenation_have_their_own_values():
+    node = cst.parse_expression("'a\\t' 'b'")
+    assert isinstance(node, cst.ConcatenatedString)
+    assert values.literal(node.left, "m.py").value == "a\t"
+    assert values.literal(node.right, "m.py").value == "b"
+
+
+def test_the_value_kept_on_a_literal_node_is_not_one_of_its_fields():
+    node = cst.parse_expression("'x'")
+    assert cst.SimpleString._fields == ("value",) and cst.Integer._fields == ("value",)
+    assert repr(node) == "SimpleString(value=\"'x'\")"
+
+
+def test_a_malformed_literal_text_is_unknown():
+    assert values.literal(cst.SimpleString("'unterminated"), "m.py") is UNKNOWN
+    assert values.literal(cst.Integer("12x"), "m.py") is UNKNOWN
+
+
 def test_concatenation_of_same_kind_strings_only():
     assert values.concat(lit("a"), lit("b")).value == "ab"
     assert values.concat(lit("a"), lit(b"b")) is UNKNOWN

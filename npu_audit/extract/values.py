@@ -90,23 +90,36 @@ def _string_value(source: str) -> Any:
 
 
 def literal(node: cst.CSTNode, path: Optional[str]) -> Sym:
-    """The value of a string or number literal (``path``: the module it is written in)."""
+    """The value of a string or number literal (``path``: the module it is written in): CPython's, kept on
+    the node when the tree was built (:mod:`npu_audit.syntax`), else read from the literal's text (a part
+    of an implicit concatenation)."""
+    try:
+        value = node._evaluated  # type: ignore[attr-defined]
+    except AttributeError:
+        value = _literal_text_value(node)
+        if value is _NOT_A_LITERAL:
+            return UNKNOWN
+    return Const(value, origin="literal", node=node, path=path)
+
+
+_NOT_A_LITERAL = object()
+
+
+def _literal_text_value(node: cst.CSTNode) -> Any:
+    """The value of a literal read from its text, or _NOT_A_LITERAL."""
     try:
         if isinstance(node, cst.SimpleString):
-            return Const(_string_value(node.value), origin="literal", node=node, path=path)
+            return _string_value(node.value)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             text = node.value
-            number: Any
             if isinstance(node, cst.Integer):
-                number = int(text, 0) if not (len(text) > 1 and text[0] == "0" and text[1].isdigit()) else int(text)
-            elif isinstance(node, cst.Float):
-                number = float(text)
-            else:
-                number = complex(text.replace("_", "").replace("J", "j"))  # (an imaginary literal: 1j, 2.5J)
-            return Const(number, origin="literal", node=node, path=path)
+                return int(text, 0) if not (len(text) > 1 and text[0] == "0" and text[1].isdigit()) else int(text)
+            if isinstance(node, cst.Float):
+                return float(text)
+            return complex(text.replace("_", "").replace("J", "j"))  # (an imaginary literal: 1j, 2.5J)
     except Exception:  # noqa: BLE001 - a literal Python itself would reject
-        return UNKNOWN
-    return UNKNOWN
+        return _NOT_A_LITERAL
+    return _NOT_A_LITERAL
 
 
 def concat(left: Sym, right: Sym) -> Sym:
