@@ -446,11 +446,13 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
     given_dirs: dict[str, str] = {}
 
     def absolute(file: str) -> str:
-        folder, name = os.path.split(file)
+        folder, _, name = file.rpartition(os.sep)  # (os.path.split, for a path with a folder that is not the root)
+        if not folder:
+            folder, name = os.path.split(file)
         real = given_dirs.get(folder)
         if real is None:
             real = given_dirs[folder] = real_folder(os.path.abspath(folder))
-        return os.path.join(real, name)
+        return real + name if real.endswith(os.sep) else real + os.sep + name
 
     paths = [absolute(job.file) for job in jobs]
     exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
@@ -519,11 +521,21 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
             found = resolve(dotted, level, here) if may_be_export(dotted) else None
         return (True, exports[found], found) if found in exports else (False, None, None)
 
+    # absolute imports that lead to no file with NPU code, wherever the importer is: no name of theirs is
+    # that of such a file (``numpy``, ``os.path``: most imports of the tree, each asked thousands of times)
+    no_npu_by_name: set[str] = set()
+
     def takes_npu(imported: str, here: str, beyond: Optional[int]) -> tuple[bool, Optional[str]]:
         """Whether the import takes something that can carry NPU configuration, and from which file of
         the run (None: a module read from the disk, or none)."""
+        if beyond is None and imported in no_npu_by_name:
+            return False, None
         module, _, member = imported.partition(":")
         dotted, level = split_relative(module)
+        if beyond is None and not level and not may_be_export(dotted) \
+                and not (member and may_be_export(f"{dotted}.{member}")):
+            no_npu_by_name.add(imported)
+            return False, None
         npu, members, found = lookup(dotted, level, here, beyond)
         if not member:
             return npu, found
@@ -554,30 +566,45 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
                 out.append(found)
         return out
 
-    def may_supply(module: Optional[str], importer: str) -> bool:
-        """Whether ``importer`` can hand ``module`` (None: one whose analysis the run has not), or a file of the
-        run that ``module`` imports, transitively (through modules without NPU code too: a re-export), a
-        value it writes: through ``module`` an importer reaches their code (``helpers.npu_lib.make(...)``)."""
-        if module is None:
-            return True
-        real = None
+    taken_below: dict[str, Optional[frozenset[str]]] = {}
+
+    def sources_below(module: str) -> Optional[frozenset[str]]:
+        """The files whose values the writes of ``module`` and of the files of the run it imports,
+        transitively (through modules without NPU code too: a re-export), take; None when one of them may
+        take a caller's value (``FileReport.caller_inputs``). Once per module and run: a helper module has
+        many importers."""
+        known = taken_below.get(module, _UNKNOWN_YET)
+        if known is not _UNKNOWN_YET:
+            return known
+        found: set[str] = set()
+        result: Optional[frozenset[str]] = None
         seen = {module}
         todo = [module]
-        while todo:  # (breadth first, stopping at the first module that may take the value: most do at once)
+        while todo:  # (breadth first, stopping at the first module that may take a caller's value: most do at once)
             each = todo.pop(0)
             if each in inputs:  # (a file without NPU code writes nothing)
                 taken = inputs[each]
                 if taken is None:
-                    return True
-                if taken:
-                    real = real or os.path.realpath(importer)  # (the sources are real paths; a file may be a link)
-                    if importer in taken or real in taken:
-                        return True
+                    break
+                found.update(taken)
             for target in imported_files(each):
                 if target not in seen:
                     seen.add(target)
                     todo.append(target)
-        return False
+        else:
+            result = frozenset(found)
+        taken_below[module] = result
+        return result
+
+    def may_supply(module: Optional[str], importer: str) -> bool:
+        """Whether ``importer`` can hand ``module`` (None: one whose analysis the run has not), or a file of the
+        run that ``module`` imports, a value it writes: through ``module`` an importer reaches their code
+        (``helpers.npu_lib.make(...)``)."""
+        if module is None:
+            return True
+        taken = sources_below(module)
+        # (the sources are real paths; a file may be a link)
+        return taken is None or bool(taken) and (importer in taken or os.path.realpath(importer) in taken)
 
     out = []
     for i, report in enumerate(results):
@@ -596,6 +623,8 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
             out.append(i)
     return out
 
+
+_UNKNOWN_YET = object()
 
 #: TensorFlow's own classes that take a session config (``RunConfig(session_config=...)``, an ``Estimator``
 #: given one), besides those the knowledge base names.

@@ -399,3 +399,14 @@ def test_an_importer_reaches_a_helper_through_a_module_without_npu_code(tmp_path
                                                          "import tensorflow as tf\nfrom reexport import build\n"))
     (tmp_path / "launch.py").write_text("import wrap\n\nconfig = wrap.build('allow_mix_precision')\n")
     assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 3)]
+
+
+def test_files_named_without_a_folder_are_found_by_their_importers(tmp_path):
+    # (paths as given, "train.py": the second phase places them in the working directory)
+    (tmp_path / "optimize.py").write_text(NPU_HELPER)
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\nfrom optimize import session_config\n\nsess = tf.Session(config=session_config())\n")
+    done = subprocess.run([sys.executable, "-m", "npu_audit", "--format", "json", "--no-cache", "--isolated",
+                           "train.py", "optimize.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(done.stdout)["summary"]["files_parsed"] == 2
