@@ -713,9 +713,15 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
         if todo:
             prepare_analysis_process(freeze=False)
         analyze = analyze_noting_imports if cache else analyze_in_batch
-        for n, i in enumerate(todo):
-            # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
-            finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
+
+        def analyze_todo() -> None:
+            for n, i in enumerate(todo):
+                # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
+                finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
+
+        from npu_audit.stack_room import with_stack_room
+
+        with_stack_room(analyze_todo)  # (the analyses' deep recursion in one large chunk of frames)
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)
     return [results[i] for i in range(len(jobs))]
