@@ -88,10 +88,14 @@ def statement_end(lines: Sequence[str], last: int) -> int:
 
 def line_starts(text: str) -> list[int]:
     """Offset of the first character of each line (``starts[n - 1]`` for line ``n``); a final line break
-    starts one more (empty) line."""
-    if _OTHER_BREAKS.search(text):
-        return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
-    starts = [0, *accumulate(map(len, text.splitlines(True)))]  # (the same offsets, counted in C)
+    starts one more (empty) line. The lines of a text :func:`source_lines` cut lately are not cut again
+    (a helper module's text: cut into statements, then built into a tree)."""
+    lines = next((known for seen, known in _recent_lines if seen is text), None)
+    if lines is None:
+        if _OTHER_BREAKS.search(text):
+            return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        lines = text.splitlines(True)
+    starts = [0, *accumulate(map(len, lines))]  # (the same offsets, counted in C)
     if text and text[-1] not in "\r\n":
         starts.pop()  # (the end of a last line without a line break starts nothing)
     return starts

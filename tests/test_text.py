@@ -126,12 +126,16 @@ def test_line_starts_are_where_python_source_lines_start():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from npu_audit.text import LINE_BREAK, line_starts
+    from npu_audit.text import LINE_BREAK, line_starts, source_lines
 
     @settings(max_examples=500, deadline=None)
     @given(st.text(alphabet=st.sampled_from(list("ab \t\r\n\v\f\x1c\x85\u2028")), max_size=40))
     def same(text: str) -> None:
-        assert line_starts(text) == [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        expected = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        text = "".join(list(text))  # (a new object: not one source_lines has cut)
+        assert line_starts(text) == expected
+        source_lines(text)  # (now it has: the starts come from its lines)
+        assert line_starts(text) == expected
 
     same()
     assert line_starts("a\nb") == [0, 2] and line_starts("a\r\n") == [0, 3] and line_starts("") == [0]
