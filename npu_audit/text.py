@@ -90,7 +90,7 @@ def line_starts(text: str) -> list[int]:
     """Offset of the first character of each line (``starts[n - 1]`` for line ``n``); a final line break
     starts one more (empty) line. The lines of a text :func:`source_lines` cut lately are not cut again
     (a helper module's text: cut into statements, then built into a tree)."""
-    lines = next((known for seen, known in _recent_lines if seen is text), None)
+    lines: Optional[Sequence[str]] = next((known for seen, known in _recent_lines if seen is text), None)
     if lines is None:
         if _OTHER_BREAKS.search(text):
             return [0] + [m.end() for m in LINE_BREAK.finditer(text)]
