@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional
 from npu_audit.findings import FileReport, Finding, RunReport
 from npu_audit.records import dataclass
 from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
+from npu_audit.stack_room import gives_stack_room
 
 
 @dataclass(frozen=True)
@@ -681,6 +682,7 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
+@gives_stack_room  # (analysed here, without workers: their deep recursion in one large chunk of frames)
 def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False,
              isolate: bool = False) -> list[FileReport]:
     """The reports of ``jobs`` (from the cache, else analysed, in worker processes when allowed, and for
@@ -713,15 +715,9 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
         if todo:
             prepare_analysis_process(freeze=False)
         analyze = analyze_noting_imports if cache else analyze_in_batch
-
-        def analyze_todo() -> None:
-            for n, i in enumerate(todo):
-                # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
-                finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
-
-        from npu_audit.stack_room import with_stack_room
-
-        with_stack_room(analyze_todo)  # (the analyses' deep recursion in one large chunk of frames)
+        for n, i in enumerate(todo):
+            # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
+            finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)
     return [results[i] for i in range(len(jobs))]
