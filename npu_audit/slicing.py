@@ -1151,7 +1151,8 @@ def stand_in(out: list[str], first: int, last: int) -> int:
         return 1
     out[first - 1] = indent + '"""' + ending(first)
     for n in range(first + 1, last):
-        out[n - 1] = ending(n)
+        # (after a line ending in "\r", a line that is only "\n" would make the two breaks one: "\r\n")
+        out[n - 1] = " " + ending(n) if out[n - 2].endswith("\r") and ending(n) == "\n" else ending(n)
     out[last - 1] = '"""' + ending(last)
     return last - first + 1
 

@@ -18,6 +18,7 @@ from npu_audit.fix import fix_file
 from npu_audit.knowledge.loader import load
 from npu_audit.pipeline import Job, analyze_file
 from npu_audit.settings import Settings
+from npu_audit.slicing import stand_in
 
 # (the random program generator compiles what it makes, and calling a literal warns: not news here;
 # npu-audit itself compiles with warnings off)
@@ -126,7 +127,8 @@ def test_arbitrary_bytes_never_crash(data):
 
 
 def _statements_kept(body: list) -> list:
-    """A block's statements without stand-ins (``pass``, a string of line breaks) and without the user's own
+    """A block's statements without stand-ins (``pass``, a string of line breaks, a space between "\\r" and "\\n"
+    that would merge) and without the user's own
     ``pass`` statements (both sides drop them alike)."""
     from npu_audit import syntax
 
@@ -137,7 +139,7 @@ def _statements_kept(body: list) -> list:
         if isinstance(small, syntax.Other) and small.kind == "Pass":
             return True
         return (isinstance(small, syntax.Expr) and isinstance(small.value, syntax.SimpleString)
-                and small.value.value.startswith('"""') and not small.value.value.strip('"\r\n'))
+                and small.value.value.startswith('"""') and not small.value.value.strip('"\r\n '))
 
     return [stmt for stmt in body if not stand_in(stmt)]
 
@@ -200,6 +202,15 @@ def _blanked(lines: list[str], spans: list[tuple[int, int]], keep: set[int]) -> 
 def test_a_compound_statement_whose_last_statements_are_dropped():
     # found in review: its end is not the same in the two trees; everything else is
     _check_slice_of("def f():\n    config = tf.ConfigProto()\n    y = 2\n")
+
+
+def test_a_stand_in_keeps_a_carriage_return_and_the_next_line_feed_apart():
+    # found by the long random runs: the dropped lines "0#\r" and "0\n" became '"""\r' and "\n", one line
+    # break "\r\n" where there were two: every later line moved up by one
+    _check_slice_of("#\r0#\r0\n#\r0")
+    out = ["x = 1\r", "y = 2\n", "z = 3\r", "w = 4\n"]
+    stand_in(out, 1, 4)
+    assert "".join(out).count("\r") + "".join(out).count("\n") == 4 and "\r\n" not in "".join(out)
 
 
 def _check_slice_of(text: str) -> None:
