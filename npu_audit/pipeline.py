@@ -73,18 +73,23 @@ def load_analysis_code() -> None:
     """Import what analysing a file needs (the slice, the interpreter, the rules) and load the knowledge base,
     before the first file asks for them. Done before worker processes start as well (:func:`_in_workers`):
     they then share it, and create no record class of their own, whose compiled methods they could not keep
-    (npu_audit.records: a worker ends without running exit handlers)."""
+    (npu_audit.records: a worker ends without running exit handlers). The methods compiled for the classes
+    created now are kept at once, not only at exit: a run stopped by a signal (a CI job's time-out) or an
+    editor that stops the language server without exit handlers would leave the next start to compile
+    them again (a no-op once they are kept)."""
     import npu_audit.extract.demand
     import npu_audit.extract.extraction
     import npu_audit.knowledge.grammars
     import npu_audit.relevance
     import npu_audit.slicing
     import npu_audit.suppress  # noqa: F401
+    from npu_audit import records
     from npu_audit.checks import all_rules
     from npu_audit.knowledge.loader import load
 
     load()
     all_rules()
+    records.save()
 
 
 #: A file whose analysis took longer than this (seconds) is followed by a collection before what it left

@@ -160,6 +160,19 @@ def test_a_language_server_stopped_without_exit_handlers_has_kept_its_classes(tm
     assert after.stdout.strip() == "0"
 
 
+def test_a_run_stopped_without_exit_handlers_once_its_analysis_code_is_loaded_has_kept_its_classes(tmp_path):
+    """A command-line run loads the analysis code before its workers start; a run killed after that (a CI
+    job's time-out sends a signal, which runs no exit handler) has kept what it compiled."""
+    environment = {k: v for k, v in os.environ.items() if k != "NPU_AUDIT_NO_CODE_CACHE"}
+    environment.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    killed = "import os\nfrom npu_audit.pipeline import load_analysis_code\nload_analysis_code()\nos._exit(0)\n"
+    subprocess.run([sys.executable, "-c", killed], env=environment, check=True)
+    check = ("import npu_audit.records as r\nfrom npu_audit.pipeline import load_analysis_code\n"
+             "load_analysis_code()\nprint(r.compiled_in_this_process())\n")
+    after = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=environment, check=True)
+    assert after.stdout.strip() == "0"
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "one byte changed", "another format"])
 def test_a_damaged_or_foreign_cache_file_is_rebuilt(tmp_path, damage):
     fresh = _start(tmp_path / "fresh")[0]

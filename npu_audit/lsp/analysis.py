@@ -47,14 +47,12 @@ def change_delay(quiet: float, busy: bool, last_duration: float, longest: float 
 
 
 def _load_analysis_code() -> None:
-    """Load the analysis code, and keep the compiled methods of the classes it created now: an editor may stop
-    the server without letting it run exit handlers, and the next start would compile them again
-    (npu_audit.records)."""
-    from npu_audit import records
+    """Load the analysis code; the compiled methods of the classes it created are kept at once
+    (``pipeline.load_analysis_code``): an editor may stop the server without letting it run exit handlers,
+    and the next start would compile them again (npu_audit.records)."""
     from npu_audit.pipeline import load_analysis_code
 
     load_analysis_code()
-    records.save()
 
 
 class Engine:
