@@ -165,13 +165,13 @@ def _analyze(job: Job) -> FileReport:
     report.findings.extend(notes)
     report.content_hash = hashlib.sha256(source.raw).hexdigest()
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
-        report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
+        report.imports = _imports_of(source.raw)
         report.text = None
         return report
     kb = load()
     sliced = _sliced(source, kb, job.file, job.roots, drop_if_idle=job.force_parse)
     if sliced is None:  # a file without NPU markers whose slice keeps only imports: nothing to read
-        report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
+        report.imports = _imports_of(source.raw)
         report.text = None
         return report
     parsed, tree, dropped = sliced
@@ -195,7 +195,7 @@ def _analyze(job: Job) -> FileReport:
     report.exports = npu_exports(tree if tree is not None else python_ast(source.text), source.text)
     report.caller_inputs = caller_inputs(extraction, report.exports)
     # (what a module imports reaches its importers too: ``import helpers`` reaches helpers.npu_lib)
-    report.imports = sorted(prefilter.imported_module_names(source.raw, members=True))
+    report.imports = _imports_of(source.raw)
     if job.want_configs:
         from npu_audit.showconfig import configs_for
 
@@ -206,6 +206,13 @@ def _analyze(job: Job) -> FileReport:
     if not report.findings and job.source_bytes is None:
         report.text = None  # the text is only kept to show findings; clean files travel light
     return report
+
+
+def _imports_of(raw: bytes) -> list[str]:
+    """The modules (and ``module:member`` names) a file imports, as the second phase reads them."""
+    from npu_audit import prefilter
+
+    return sorted(prefilter.imported_module_names(raw, members=True))
 
 
 def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = False):
@@ -579,9 +586,8 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
         transitively (through modules without NPU code too: a re-export), take; None when one of them may
         take a caller's value (``FileReport.caller_inputs``). Once per module and run: a helper module has
         many importers."""
-        known = taken_below.get(module, _UNKNOWN_YET)
-        if known is not _UNKNOWN_YET:
-            return known
+        if module in taken_below:
+            return taken_below[module]
         found: set[str] = set()
         result: Optional[frozenset[str]] = None
         seen = {module}
@@ -629,8 +635,6 @@ def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
             out.append(i)
     return out
 
-
-_UNKNOWN_YET = object()
 
 #: TensorFlow's own classes that take a session config (``RunConfig(session_config=...)``, an ``Estimator``
 #: given one), besides those the knowledge base names.

@@ -973,6 +973,15 @@ def parse_expression(text: str) -> CSTNode:
     return _Builder(Source(text)).expr(tree.body)
 
 
+_Literal = TypeVar("_Literal", "SimpleString", "Integer", "Float", "Imaginary")
+
+
+def _with_value(literal: _Literal, value: Any) -> _Literal:
+    """``literal`` with the value CPython's tree gives it kept (``values.literal`` reads it)."""
+    literal._evaluated = value
+    return literal
+
+
 def _last_identifier(text: str) -> str:
     """The identifier ``text`` ends with (before trailing whitespace), as written: its characters are those
     an identifier may continue with, combining marks too (``\\w`` misses some: ``Aꯣ0``)."""
@@ -1322,17 +1331,13 @@ class _Builder:
         if value is ...:
             return Ellipsis()
         text = self.segment(node) if self.trusted else repr(value)
-        number: Union[Integer, Float, Imaginary]
         if isinstance(value, int):
-            number = Integer(text)
-        elif isinstance(value, float):
-            number = Float(text)
-        elif isinstance(value, complex):
-            number = Imaginary(text)
-        else:
-            return Other(type(node).__name__)
-        number._evaluated = value
-        return number
+            return _with_value(Integer(text), value)
+        if isinstance(value, float):
+            return _with_value(Float(text), value)
+        if isinstance(value, complex):
+            return _with_value(Imaginary(text), value)
+        return Other(type(node).__name__)
 
     def segment(self, node: Any) -> str:
         src = self.src
@@ -1343,16 +1348,12 @@ class _Builder:
         if not self.trusted:
             if isinstance(node, ast.JoinedStr):
                 return FormattedString(self.fstring_parts(node.values), "f")
-            string = SimpleString(repr(node.value))
-            string._evaluated = node.value
-            return string
+            return _with_value(SimpleString(repr(node.value)), node.value)
         text = self.segment(node)
         if _SINGLE_STRING.fullmatch(text):
             if isinstance(node, ast.JoinedStr):
                 return self.fstring(node, text)
-            string = SimpleString(text)
-            string._evaluated = node.value
-            return string
+            return _with_value(SimpleString(text), node.value)
         return self.concatenation(node, text)
 
     def fstring(self, node: ast.JoinedStr, text: str) -> FormattedString:
