@@ -61,6 +61,19 @@ async def wait_for_diagnostics(client: LanguageClient, uri: str, version=None) -
     return await asyncio.wait_for(loop(), TIMEOUT)
 
 
+async def wait_until_diagnostics(client: LanguageClient, uri: str, wanted) -> types.PublishDiagnosticsParams:
+    """The first publishDiagnostics for ``uri`` whose diagnostics ``wanted`` accepts: a server may still
+    publish for an earlier state (the settings it pulled at start-up) after the change a test waits on."""
+
+    async def loop():
+        while True:
+            params = await wait_for_diagnostics(client, uri)
+            if wanted(params.diagnostics):
+                return params
+
+    return await asyncio.wait_for(loop(), TIMEOUT)
+
+
 def by_code(diagnostics, code: str):
     found = [d for d in diagnostics if d.code == code]
     assert found, f"no {code} in {[(d.code, d.message) for d in diagnostics]}"
@@ -261,13 +274,13 @@ async def test_settings_and_utf8_positions(client: LanguageClient, tmp_path: Pat
     # workspace settings change: select only NPU101 -> NPU103 disappears (NPU101 is still ignored)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"npu-audit": {"select": ["NPU101"]}}))
-    await wait_for_diagnostics(client, uri)
+    await wait_until_diagnostics(client, uri, lambda diagnostics: not diagnostics)
     assert not client.diagnostics[uri]
 
     # pull model: the server asks for the "npu-audit" section (workspace/configuration)
     client.set_configuration({"select": ["NPU103"]}, section="npu-audit")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    await wait_for_diagnostics(client, uri)
+    await wait_until_diagnostics(client, uri, lambda diagnostics: diagnostics)
     assert {d.code for d in client.diagnostics[uri]} == {"NPU103"}
 
     # hover positions are UTF-8 too
