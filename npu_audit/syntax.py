@@ -900,7 +900,7 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
                 tree = ast.parse(text)
         except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
             raise Unparsable(exc) from exc
-    source = Source(text)
+    source = _source_of(text)
     builder = _Builder(source, frozenset(skip), max_depth)
     body = tree.body
     if keep is not None:
@@ -911,6 +911,21 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
     module._pos = (1, 0, len(source.starts), 0)
     return module
 
+
+def _source_of(text: str) -> Source:
+    """A :class:`Source` of ``text``: the one made for one of the last texts built, when ``text`` is that
+    very text (the parts of a helper module are built from one text, one definition at a time)."""
+    global _recent_sources
+    recent = _recent_sources  # (replaced whole, never changed in place: threads of the language server)
+    for seen, source in recent:
+        if seen is text:
+            return source
+    source = Source(text)
+    _recent_sources = ((text, source),) + recent[:3]
+    return source
+
+
+_recent_sources: tuple[tuple[str, Source], ...] = ()
 
 _AST = ast.AST
 # Fields that never hold a child node: names and other plain values, and ``ctx`` (the Load/Store markers).

@@ -246,7 +246,8 @@ def _check_slice_of(text: str) -> None:
         result = slice_text(source, source_tree)
         helper = HelperText(source, source_tree)
         cases = []  # (text with stand-ins, the tree built without parsing it)
-        for part in (helper.first_part([]), helper.first_part(list(helper.definitions)[:1])):
+        first = helper.first_part()
+        for part in (first, first | helper.definitions_of(next(iter(helper.definitions), ""), first)):
             cases.append((_blanked(helper.lines, helper.spans, part), syntax.parse_module(source, source_tree, keep=part)))
         if result is not None:
             cases.append((result.text, syntax.parse_module(source, source_tree, skip=result.dropped)))

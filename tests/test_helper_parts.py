@@ -69,27 +69,38 @@ def names_kept(helper: HelperText, keep: set[int]) -> set[str]:
     return {name for name, found in helper.definitions.items() if set(found) & keep}
 
 
-def test_the_first_part_holds_the_base_and_what_the_name_asked_for_reaches():
+def test_the_first_part_is_what_the_module_runs_and_a_name_asked_for_comes_alone():
     helper = helper_text(HELPERS)
-    keep = helper.first_part(["precision_mode"])
-    assert names_kept(helper, keep) == {"precision_mode", "_mode_from_env"}
+    keep = helper.first_part()
     assert set(helper.base) <= keep  # imports and constants are always read
-    assert names_kept(helper, helper.first_part(["Trainer"])) == {"Trainer", "build_model"}
+    assert names_kept(helper, keep) == set()  # no module-level statement names a definition
+    # the definition of a name looked up, without what it calls (read when the call looks that up)
+    assert names_kept(helper, helper.definitions_of("precision_mode", keep)) == {"precision_mode"}
+    assert names_kept(helper, helper.definitions_of("Trainer", keep)) == {"Trainer"}
+
+
+def test_the_first_part_holds_what_a_call_made_while_the_module_runs_reaches():
+    source = ("def _default():\n    return _fallback()\n\n\ndef _fallback():\n    return 1\n\n\n"
+              "def unused():\n    return 2\n\n\nMODE = _default()\n")
+    helper = helper_text(source)
+    assert names_kept(helper, helper.first_part()) == {"_default", "_fallback"}
 
 
 def test_a_later_part_adds_only_what_was_left_out():
     helper = helper_text(HELPERS)
-    have = helper.first_part(["precision_mode"])
-    more = helper.definitions_for(["make_config"], have)
+    have = helper.first_part()
+    more = helper.definitions_of("make_config", have)
     assert names_kept(helper, more) == {"make_config"}
-    assert helper.definitions_for(["_mode_from_env"], have | more) == set()  # read already
+    assert helper.definitions_of("make_config", have | more) == set()  # read already
+    assert helper.definitions_of("DEFAULT_MODE", have) == set()  # no definition: a name the first part binds
 
 
 def test_a_part_is_built_from_the_modules_own_statements_in_place():
     from npu_audit import syntax
 
     helper = helper_text(HELPERS)
-    keep = helper.first_part(["make_config"])
+    keep = helper.first_part()
+    keep |= helper.definitions_of("make_config", keep)
     part = syntax.parse_module(HELPERS, helper.tree, keep=keep)
     lines = split_lines_keepends(HELPERS)
     defined = {}
@@ -106,8 +117,9 @@ def test_a_part_is_built_from_the_modules_own_statements_in_place():
 def test_a_redefinition_is_read_with_the_first_definition():
     source = "def f():\n    return 1\n\n\nx = 2\n\n\ndef f():\n    return 3\n"
     helper = helper_text(source)
-    assert names_kept(helper, helper.first_part(["f"])) == {"f"}
-    assert len(helper.first_part(["f"])) == 3
+    first = helper.first_part()
+    assert names_kept(helper, first) == set()
+    assert len(first | helper.definitions_of("f", first)) == 3  # both definitions, in their order
 
 
 SCRIPT = '''\
@@ -144,7 +156,8 @@ def test_findings_through_a_helper_read_in_parts_equal_those_through_the_whole_h
     parts = findings_of(tmp_path, monkeypatch, whole=False, want_configs=want_configs)
     whole = findings_of(tmp_path, monkeypatch, whole=True, want_configs=want_configs)
     assert parts == whole
-    # the str written into each .s comes from definitions the first part (read for make_config) left out
+    # the str written into each .s comes from definitions the first part left out: dump_path, and
+    # _mode_from_env, which precision_mode calls (looked up by the helper's own code)
     assert [line for code, line, *_ in parts if code == "NPU103"] == [8, 9], parts
 
 

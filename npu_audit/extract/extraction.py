@@ -105,21 +105,17 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
 
     cut = not whole and slicing.enabled()
 
-    def parsed(key: tuple, source, helper=None, keep: Optional[set[int]] = None):
-        """The module of ``source``, or of the top-level statements ``keep`` of it (``helper``: the text cut
-        into them, with CPython's ast), built once per process."""
+    def parsed(key: tuple, source):
+        """The module of the whole of ``source``, built once per process."""
         known = _recall(_PARSED, key)
         if known is not _MISSING:
             return known
-        if helper is None:
-            module = parse_module(source)
-        else:
-            module = parse_module(source, tree=helper.tree, keep=keep)
+        module = parse_module(source)
         result = None if isinstance(module, SyntaxProblem) else module
         _keep(_PARSED, key, result, _PARSED_MAX)
         return result
 
-    def reader(path: Path, want: Optional[str] = None):
+    def reader(path: Path):
         try:
             st = os.stat(path)
             # (max_bytes too: a project whose settings read less must not leave a helper unread for the next)
@@ -130,39 +126,63 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
         loaded = _recall(_SOURCES, key)
         if loaded is _MISSING:
             source = read_source(path, display, max_bytes)
-            loaded = None if isinstance(source, ReadProblem) else [source, _NOT_CUT_YET]
+            loaded = None if isinstance(source, ReadProblem) else _HelperModule(source)
             _keep(_SOURCES, key, loaded, _SOURCES_MAX)
         if loaded is None:
             return None
-        source, helper = loaded
-        if cut and helper is _NOT_CUT_YET:
-            helper = loaded[1] = _helper_text(source)
-        if helper is None or helper is _NOT_CUT_YET or not cut:
-            module = parsed(key, source)
-            return None if module is None else (display, module, source.raw, None)
-        have = helper.first_part([want] if want else [])
-        module = parsed((*key, frozenset(have)), source, helper, have)
+        helper = loaded.cut() if cut else None
+        if helper is None:
+            module = parsed(key, loaded.source)
+            return None if module is None else (display, module, loaded.source.raw, None)
+        have = helper.first_part()
+        module = loaded.part(frozenset(have))
         if module is None:  # (a part could not be built: read it whole)
-            module = parsed(key, source)
-            return None if module is None else (display, module, source.raw, None)
+            module = parsed(key, loaded.source)
+            return None if module is None else (display, module, loaded.source.raw, None)
 
         def more(name: str) -> Optional[cst.Module]:
-            add = helper.definitions_for([name], have)
+            add = helper.definitions_of(name, have)
             if not add:
                 return None
             have.update(add)
-            return parsed((*key, frozenset(add)), source, helper, add)
+            return loaded.part(frozenset(add))
 
-        return display, module, source.raw, more
+        return display, module, loaded.source.raw, more
 
     return reader
 
 
-# What the reader read of each helper module in this process: [its text, how it is cut into top-level
-# statements (None: it cannot be, no CPython ast)], or None when unreadable; keyed like _PARSED.
-_SOURCES: OrderedDict[tuple, Optional[list]] = OrderedDict()
+class _HelperModule:
+    """What the reader read of a helper module in this process: its text, how it is cut into top-level
+    statements (None: it cannot be, no CPython ast; computed when first read in parts) and the parts of it
+    built so far, by the statements they hold."""
+
+    __slots__ = ("source", "_helper", "_parts")
+
+    def __init__(self, source):
+        self.source = source
+        self._helper: Any = _NOT_CUT_YET
+        self._parts: dict[frozenset[int], Optional[cst.Module]] = {}
+
+    def cut(self):
+        if self._helper is _NOT_CUT_YET:
+            self._helper = _helper_text(self.source)
+        return self._helper
+
+    def part(self, keep: frozenset[int]) -> Optional[cst.Module]:
+        """The module built of the top-level statements ``keep`` (None: it could not be built)."""
+        from npu_audit.parse import SyntaxProblem, parse_module
+
+        if keep not in self._parts:
+            module = parse_module(self.source, tree=self._helper.tree, keep=keep)
+            self._parts[keep] = None if isinstance(module, SyntaxProblem) else module
+        return self._parts[keep]
+
+
+# What the reader read of each helper module in this process (None when unreadable); keyed like _PARSED.
+_SOURCES: OrderedDict[tuple, Optional[_HelperModule]] = OrderedDict()
 _NOT_CUT_YET = object()  # (a module read whole so far: cut when a reader first reads it in parts)
-_SOURCES_MAX = 128  # (each holds the module's CPython ast)
+_SOURCES_MAX = 128  # (each holds the module's CPython ast and its parts)
 
 
 def _helper_text(source):

@@ -194,21 +194,28 @@ class Interpreter:
         if state is None:
             if ref.file is None:
                 return None
-            state = self.project.load(Path(ref.file), importer.file, name)
+            state = self.project.load(Path(ref.file), importer.file)
             if state is None:
                 return None
             ref.state = state
             self.run_module(state)
-        # (a module still running has not bound its later definitions yet: whole, they would not be there)
-        if name is not None and state.more is not None and name not in state.globals and id(state) not in self._executing:
-            part = state.more(name)
-            if part is not None:
-                frame = Frame(module=state, locals=None)
-                for stmt in part.body:
-                    frame.top = stmt
-                    frame.stmts = ()
-                    self.exec_stmt(stmt, frame)
+        if name is not None:
+            self._read_definitions(state, name)
         return state
+
+    def _read_definitions(self, state: ModuleState, name: str) -> None:
+        """Run the definitions of ``name`` that a module read in parts left out so far, if it has such
+        (npu_audit.extract.demand). Not in a module still running: it has not bound its later definitions
+        yet, and read whole they would not be there either."""
+        if state.more is None or name in state.globals or id(state) in self._executing:
+            return
+        part = state.more(name)
+        if part is not None:
+            frame = Frame(module=state, locals=None)
+            for stmt in part.body:
+                frame.top = stmt
+                frame.stmts = ()
+                self.exec_stmt(stmt, frame)
 
     # ---------------------------------------------------------------------------------------
     # statements
@@ -619,6 +626,9 @@ class Interpreter:
         scope[name] = Binding(sym, frame.branch_key())
 
     def lookup(self, name: str, frame: Frame) -> Sym:
+        if frame.module.more is not None and name not in frame.module.globals and (
+                frame.locals is None or name not in frame.locals):
+            self._read_definitions(frame.module, name)  # (a definition of a module read in parts, not read yet)
         for scope in (frame.locals, frame.module.globals):
             if scope is None or name not in scope:
                 continue

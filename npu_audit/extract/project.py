@@ -18,9 +18,9 @@ import npu_audit.syntax as cst
 from npu_audit.records import dataclass
 
 # A reader returns (display path, libcst Module, file bytes, more) or None when the file cannot be read or
-# parsed; it is given the name the module is first read for. ``more(name)``, when not None, parses the
-# module's definitions of ``name`` that the first part left out (npu_audit.extract.demand).
-Reader = Callable[[Path, Optional[str]], Optional[tuple[str, cst.Module, bytes, Optional[Callable[[str], Optional[cst.Module]]]]]]
+# parsed. ``more(name)``, when not None, parses the module's definitions of ``name`` that the first part
+# left out (npu_audit.extract.demand).
+Reader = Callable[[Path], Optional[tuple[str, cst.Module, bytes, Optional[Callable[[str], Optional[cst.Module]]]]]]
 
 
 @dataclass
@@ -114,8 +114,8 @@ class Project:
 
     # -- loading ------------------------------------------------------------------------------
 
-    def load(self, file: Path, importer: Optional[Path] = None, want: Optional[str] = None) -> Optional[ModuleState]:
-        """The module of ``file``, read (in part) for the name ``want`` when it is first loaded."""
+    def load(self, file: Path, importer: Optional[Path] = None) -> Optional[ModuleState]:
+        """The module of ``file``, read (in part: its ``more`` reads the rest) when it is first loaded."""
         file = self.real(file)
         if importer is not None:
             self._add_edge(str(self.real(importer)), str(file), "import")
@@ -124,7 +124,7 @@ class Project:
             return state
         if file in self.failed or len(self.modules) >= self.max_modules:
             return None
-        got = self.reader(file, want)
+        got = self.reader(file)
         if got is None:
             self.failed.add(file)
             return None
