@@ -410,3 +410,26 @@ def test_files_named_without_a_folder_are_found_by_their_importers(tmp_path):
                            "train.py", "optimize.py"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     assert json.loads(done.stdout)["summary"]["files_parsed"] == 2
+
+
+def test_a_write_in_a_helper_function_read_after_the_first_part_may_take_a_callers_value(tmp_path):
+    # models.py (no marker) writes self.amp in a method; session.py reads models.py in parts, and the method
+    # comes in a later part: that write sits in a function, so its default is a caller's value (None), and
+    # launch.py, which sets model.amp, is analysed and told
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "models.py").write_text('class Model(object):\n    def __init__(self, amp=b"allow_fp32_to_fp16"):\n'
+                                    '        self.amp = amp\n\n    def fill(self, options):\n'
+                                    '        options["precision_mode"].s = self.amp\n')
+    (proj / "session.py").write_text("import tensorflow as tf\nfrom models import Model\n\n\ndef make_model():\n"
+                                     "    return Model()\n\n\ndef main():\n    return open_session(make_model())\n\n\n"
+                                     "def open_session(model):\n    config = tf.ConfigProto()\n"
+                                     "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+                                     '    custom_op.name = "NpuOptimizer"\n    model.fill(custom_op.parameter_map)\n'
+                                     "    return tf.Session(config=config)\n")
+    (proj / "launch.py").write_text('from session import make_model, open_session\n\nmodel = make_model()\n'
+                                    'model.amp = "allow_mix_precision"\nopen_session(model)\n')
+    assert _inputs_of(proj / "session.py") is None
+    report = _run(tmp_path)
+    told = [(d["path"], d["code"], d["line"]) for d in report["diagnostics"]]
+    assert (str(Path("proj", "launch.py")), "NPU103", 5) in told, told  # (told at the call that hands it on)

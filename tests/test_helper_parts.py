@@ -188,6 +188,15 @@ ORDER_SENSITIVE = {
         {"helpers.py": "DUMP_PATH = '/tmp/dump'\n\n\nclass Settings(object):\n    path = DUMP_PATH\n\n\n"
                        "DUMP_PATH = b'/tmp/dump'\n"},
         "(helpers.DUMP_PATH, helpers.Settings.path)[1]"),
+    "a class whose base is bound again further down": (
+        {"helpers.py": "from base_a import Base\n\n\nclass Local(Base):\n    pass\n\n\nfrom base_b import Base\n",
+         "base_a.py": "class Base(object):\n    def dump_path(self):\n        return '/tmp/dump'\n",
+         "base_b.py": "class Base(object):\n    def dump_path(self):\n        return b'/tmp/dump'\n"},
+        "helpers.Local().dump_path()"),
+    "a function importing from its own module": (
+        {"helpers.py": "def dump_path():\n    from helpers import _path\n    return _path()\n\n\n"
+                       "def _path():\n    return '/tmp/dump'\n"},
+        "helpers.dump_path()"),
     "a conditional def and a later one": (
         {"helpers.py": "import sys\nif sys.platform == 'win32':\n    def dump_path():\n        return b'C:/dump'\n\n\n"
                        "def dump_path():\n    return '/tmp/dump'\n"},
@@ -230,3 +239,17 @@ def test_a_definition_further_down_a_module_that_is_still_running_is_not_there_y
     (tmp_path / "train.py").write_text(SESSION.format(value="helpers.DUMP_PATH"), encoding="utf-8")
     for whole in (False, True):
         assert train_findings(tmp_path, monkeypatch, whole) == [], whole
+
+
+def test_a_module_in_a_circular_import_has_the_definitions_above_the_import(tmp_path, monkeypatch):
+    # pkg runs ``from pkg.conf import PATH`` and uses it at once; conf imports dump_path from pkg, which is
+    # still running but has defined it above that line: Python binds it, and so must a reading of pkg in parts
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("def dump_path():\n    return '/tmp/dump'\n\n\n"
+                                                  "from pkg.conf import PATH\nLOWER = PATH.lower()\n", encoding="utf-8")
+    (tmp_path / "pkg" / "conf.py").write_text("from pkg import dump_path\nPATH = dump_path()\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text(SESSION.replace("import helpers", "import pkg").format(value="pkg.LOWER"),
+                                       encoding="utf-8")
+    whole = train_findings(tmp_path, monkeypatch, whole=True)
+    assert [code for code, *_ in whole] == ["NPU103"], whole
+    assert train_findings(tmp_path, monkeypatch, whole=False) == whole

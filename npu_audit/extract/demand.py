@@ -32,6 +32,7 @@ import ast
 from collections.abc import Iterable
 from typing import Optional
 
+from npu_audit.relevance import bound_names
 from npu_audit.syntax import python_walk
 from npu_audit.text import IDENTIFIER_WORD, source_lines, statement_end
 
@@ -72,6 +73,23 @@ def _deferrable(stmt: ast.stmt) -> bool:
     return True
 
 
+def _names_read(nodes: list[ast.expr]) -> frozenset[str]:
+    return frozenset(node.id for expr in nodes for node in python_walk(expr) if isinstance(node, ast.Name))
+
+
+def _bound_by(stmt: ast.stmt) -> set[str]:
+    """The names a top-level statement binds; "*" for ``from m import *`` (it may bind any)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        imports = [stmt]
+        out: set[str] = set()
+    else:
+        imports = [node for node in python_walk(stmt) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        out = bound_names(stmt)  # (which leaves out what imports bind)
+    for node in imports:  # (in an ``if`` or ``try`` block too; in a function body it binds a local: counted all the same)
+        out.update("*" if alias.name == "*" else alias.asname or alias.name.partition(".")[0] for alias in node.names)
+    return out
+
+
 class HelperText:
     """A helper module's text cut at its top-level statements (``tree``: CPython's ast of ``text``)."""
 
@@ -91,6 +109,38 @@ class HelperText:
                 self.definitions.setdefault(stmt.name, []).append(i)
             else:
                 self.base.append(i)
+        self._keep_classes_whose_bases_change(tree.body)
+
+    def _keep_classes_whose_bases_change(self, body: list[ast.stmt]) -> None:
+        """Read in the first part, where it stands, a class whose bases name something a later top-level
+        statement binds (``class Model(Base)`` above a second ``Base``, or a ``from m import *``): its
+        bases are looked up when the class statement runs, and read later they would be the later ones."""
+        based: dict[int, frozenset[str]] = {}
+        for found in self.definitions.values():
+            for i in found:
+                stmt = body[i]
+                if isinstance(stmt, ast.ClassDef) and stmt.bases:
+                    read = _names_read(stmt.bases)
+                    if read:
+                        based[i] = read
+        if not based:
+            return
+        wanted = frozenset().union(*based.values())
+        later: set[str] = set()
+        moved = []
+        for i in range(len(body) - 1, min(based) - 1, -1):
+            names = based.get(i)
+            if names is not None and (names & later or "*" in later):
+                moved.append(i)
+            words = self.reads(i)  # (a statement that names none of them and imports nothing binds none)
+            if "import" in words or not wanted.isdisjoint(words):
+                later |= _bound_by(body[i])
+        if moved:
+            for name in list(self.definitions):
+                self.definitions[name] = [i for i in self.definitions[name] if i not in moved]
+                if not self.definitions[name]:
+                    del self.definitions[name]
+            self.base = sorted(self.base + moved)
 
     def reads(self, i: int) -> frozenset[str]:
         """The names statement ``i`` reads or binds, or more: every identifier-like word of its source
@@ -121,10 +171,11 @@ class HelperText:
             found = self._first = frozenset(self.base) | self._reached(names, set(self.base))
         return set(found)
 
-    def definitions_of(self, name: str, have: set[int]) -> set[int]:
+    def definitions_of(self, name: str, have: set[int], before: Optional[int] = None) -> set[int]:
         """The top-level definitions binding ``name`` that are not in ``have`` (what they name is read when
-        it is looked up)."""
-        return {i for i in self.definitions.get(name, ()) if i not in have}
+        it is looked up); with ``before``, only those that start above that line."""
+        return {i for i in self.definitions.get(name, ())
+                if i not in have and (before is None or self.spans[i][0] < before)}
 
     def _reached(self, names: Iterable[str], have: set[int]) -> set[int]:
         """The definitions (not in ``have``) binding ``names``, and transitively those their own

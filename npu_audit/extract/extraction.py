@@ -52,6 +52,7 @@ class Extraction:
             state.flags.clear()
             state.arguments.clear()
             state.more = None
+            state.later_parts.clear()
         self.modules = {}
         self.functions_read = frozenset()
 
@@ -140,8 +141,8 @@ def _make_reader(max_bytes: int, display_for, whole: bool = False):
             module = parsed(key, loaded.source)
             return None if module is None else (display, module, loaded.source.raw, None)
 
-        def more(name: str) -> Optional[cst.Module]:
-            add = helper.definitions_of(name, have)
+        def more(name: str, before: Optional[int] = None) -> Optional[cst.Module]:
+            add = helper.definitions_of(name, have, before)
             if not add:
                 return None
             have.update(add)

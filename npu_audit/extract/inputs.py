@@ -108,7 +108,9 @@ def _same_body(write, literal, bodies: dict, modules: dict) -> bool:
         state = modules.get(write.path)
         if state is None:
             return False
-        spans = bodies[write.path] = _function_bodies(state.module)
+        # (a helper read in parts: its functions are in the parts read later too)
+        spans = bodies[write.path] = [span for module in (state.module, *state.later_parts)
+                                      for span in _function_bodies(module)]
     inner = None
     for start, body, end in spans:
         if start <= at <= end and (inner is None or start >= inner[0]):

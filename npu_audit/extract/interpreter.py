@@ -112,6 +112,12 @@ class Frame:
         return tuple([b.place for b in branches]) if branches else ()
 
 
+
+def _first_line(stmt) -> int:
+    """The line a top-level statement starts on (0 when not known)."""
+    found = cst.range_of(stmt)
+    return found[0] if found is not None else 0
+
 class Interpreter:
     def __init__(self, project: Project, kb: KnowledgeBase, positions: Optional[PositionRecorder] = None):
         self.project = project
@@ -129,6 +135,8 @@ class Interpreter:
         # per-run state: modules read or being read
         self._executed: set[int] = set()
         self._executing: set[int] = set()
+        # a module read in parts that is running: the first line of the top-level statement it runs
+        self._running_at: dict[int, int] = {}
         # (id of a function or module, name) -> whether a config bound to that name may be handed on
         self._kept: dict[tuple[int, str], bool] = {}
         # (id of an if test, arm) -> the flags whose default that arm rules out
@@ -154,8 +162,11 @@ class Interpreter:
                 break
             frame.top = stmt
             frame.stmts = ()
+            if state.more is not None:
+                self._running_at[key] = _first_line(stmt)
             self.exec_stmt(stmt, frame)
         self._executing.discard(key)
+        self._running_at.pop(key, None)
         self._executed.add(key)
 
     def run_standalone(self, state: ModuleState, text: Optional[str] = None, tree: Any = None,
@@ -205,12 +216,21 @@ class Interpreter:
 
     def _read_definitions(self, state: ModuleState, name: str) -> None:
         """Run the definitions of ``name`` that a module read in parts left out so far, if it has such
-        (npu_audit.extract.demand). Not in a module still running: it has not bound its later definitions
-        yet, and read whole they would not be there either."""
-        if state.more is None or name in state.globals or id(state) in self._executing:
+        (npu_audit.extract.demand). In a module still running, only those above the statement it runs (a
+        circular import): it has not bound its later definitions yet, and read whole they would not be
+        there either."""
+        if state.more is None or name in state.globals:
             return
-        part = state.more(name)
+        key = id(state)
+        if key in self._executing:
+            running = self._running_at.get(key)
+            if running is None:
+                return
+            part = state.more(name, running)
+        else:
+            part = state.more(name)
         if part is not None:
+            state.later_parts.append(part)
             frame = Frame(module=state, locals=None)
             for stmt in part.body:
                 frame.top = stmt
@@ -611,6 +631,8 @@ class Interpreter:
                 continue
             # a package importing from itself (``from . import files`` in its __init__): what it bound under
             # that name so far (a lazy name would name itself), else, as for a module not read, the submodule
+            if ref.file is not None:
+                self._read_definitions(frame.module, name)  # (a function importing from its own module)
             here = frame.module.globals.get(name) if ref.file is not None else None
             if here is not None:
                 self.bind(local, here.sym, frame)

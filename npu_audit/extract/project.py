@@ -46,8 +46,10 @@ class ModuleState:
     # instances (``self.callbacks = Callbacks(owner=self)``). Kept only so that Extraction.release can
     # unlink them
     attr_holders: list = field(default_factory=list)
-    # parses definitions of a name left out of ``module`` (a helper read in parts); None: all was parsed
-    more: Optional[Callable[[str], Optional[cst.Module]]] = None
+    # parses definitions of a name left out of ``module`` (a helper read in parts; with a line, only those
+    # that start above it); None: all was parsed
+    more: Optional[Callable[..., Optional[cst.Module]]] = None
+    later_parts: list = field(default_factory=list)  # the parts ``more`` gave that were run, in that order
 
     def source_ast(self) -> Optional[Any]:
         """CPython's ast of the module's original text, read once: ``module`` may have been parsed from a
