@@ -32,7 +32,6 @@ import ast
 from collections.abc import Iterable
 from typing import Optional
 
-from npu_audit.relevance import bound_names
 from npu_audit.syntax import python_walk
 from npu_audit.text import IDENTIFIER_WORD, source_lines, statement_end
 
@@ -59,9 +58,14 @@ def _deferrable(stmt: ast.stmt) -> bool:
     """Whether reading a top-level definition later than where it stands changes nothing the interpreter
     sees: a ``def`` (its body runs when called; the interpreter reads default values at the call), or a
     ``class`` whose body only defines (a class body runs where it stands: ``x = CONSTANT`` in it reads
-    the constant's value at that point, a ``global`` in it rebinds a module name)."""
+    the constant's value at that point, a ``global`` in it rebinds a module name) and whose bases, its
+    nested classes' too, are ``object`` or none (bases are looked up where the class stands: read later,
+    ``class Model(Base)`` could find a ``Base`` bound again further down, by a ``global`` in a function,
+    or not bound yet in a circular import)."""
     if not isinstance(stmt, ast.ClassDef):
         return True
+    if stmt.keywords or any(type(base) is not ast.Name or base.id != "object" for base in stmt.bases):
+        return False
     for item in stmt.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass)):
             continue
@@ -71,23 +75,6 @@ def _deferrable(stmt: ast.stmt) -> bool:
             continue
         return False
     return True
-
-
-def _names_read(nodes: list[ast.expr]) -> frozenset[str]:
-    return frozenset(node.id for expr in nodes for node in python_walk(expr) if isinstance(node, ast.Name))
-
-
-def _bound_by(stmt: ast.stmt) -> set[str]:
-    """The names a top-level statement binds; "*" for ``from m import *`` (it may bind any)."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        imports = [stmt]
-        out: set[str] = set()
-    else:
-        imports = [node for node in python_walk(stmt) if isinstance(node, (ast.Import, ast.ImportFrom))]
-        out = bound_names(stmt)  # (which leaves out what imports bind)
-    for node in imports:  # (in an ``if`` or ``try`` block too; in a function body it binds a local: counted all the same)
-        out.update("*" if alias.name == "*" else alias.asname or alias.name.partition(".")[0] for alias in node.names)
-    return out
 
 
 class HelperText:
@@ -109,38 +96,13 @@ class HelperText:
                 self.definitions.setdefault(stmt.name, []).append(i)
             else:
                 self.base.append(i)
-        self._keep_classes_whose_bases_change(tree.body)
-
-    def _keep_classes_whose_bases_change(self, body: list[ast.stmt]) -> None:
-        """Read in the first part, where it stands, a class whose bases name something a later top-level
-        statement binds (``class Model(Base)`` above a second ``Base``, or a ``from m import *``): its
-        bases are looked up when the class statement runs, and read later they would be the later ones."""
-        based: dict[int, frozenset[str]] = {}
-        for found in self.definitions.values():
-            for i in found:
-                stmt = body[i]
-                if isinstance(stmt, ast.ClassDef) and stmt.bases:
-                    read = _names_read(stmt.bases)
-                    if read:
-                        based[i] = read
-        if not based:
-            return
-        wanted = frozenset().union(*based.values())
-        later: set[str] = set()
-        moved = []
-        for i in range(len(body) - 1, min(based) - 1, -1):
-            names = based.get(i)
-            if names is not None and (names & later or "*" in later):
-                moved.append(i)
-            words = self.reads(i)  # (a statement that names none of them and imports nothing binds none)
-            if "import" in words or not wanted.isdisjoint(words):
-                later |= _bound_by(body[i])
-        if moved:
-            for name in list(self.definitions):
-                self.definitions[name] = [i for i in self.definitions[name] if i not in moved]
-                if not self.definitions[name]:
-                    del self.definitions[name]
-            self.base = sorted(self.base + moved)
+        # (a name defined twice at the top is read in place: which definition holds it depends on where the
+        # module is, a circular import's reading while it runs included)
+        for name, found in list(self.definitions.items()):
+            if len(found) > 1:
+                self.base.extend(found)
+                del self.definitions[name]
+        self.base.sort()
 
     def reads(self, i: int) -> frozenset[str]:
         """The names statement ``i`` reads or binds, or more: every identifier-like word of its source
