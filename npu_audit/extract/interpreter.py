@@ -112,11 +112,11 @@ class Frame:
         return tuple([b.place for b in branches]) if branches else ()
 
 
-
 def _first_line(stmt) -> int:
     """The line a top-level statement starts on (0 when not known)."""
     found = cst.range_of(stmt)
     return found[0] if found is not None else 0
+
 
 class Interpreter:
     def __init__(self, project: Project, kb: KnowledgeBase, positions: Optional[PositionRecorder] = None):

@@ -18,9 +18,9 @@ import npu_audit.syntax as cst
 from npu_audit.records import dataclass
 
 # A reader returns (display path, libcst Module, file bytes, more) or None when the file cannot be read or
-# parsed. ``more(name)``, when not None, parses the module's definitions of ``name`` that the first part
-# left out (npu_audit.extract.demand).
-Reader = Callable[[Path], Optional[tuple[str, cst.Module, bytes, Optional[Callable[[str], Optional[cst.Module]]]]]]
+# parsed. ``more(name[, before])``, when not None, parses the module's definitions of ``name`` that the
+# first part left out (with a line ``before``: only those that start above it; npu_audit.extract.demand).
+Reader = Callable[[Path], Optional[tuple[str, cst.Module, bytes, Optional[Callable[..., Optional[cst.Module]]]]]]
 
 
 @dataclass
