@@ -658,7 +658,10 @@ def _names_config_api(job: Job) -> bool:
         known = slice_knowledge(kb)
         names = set(slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_TAKERS) - {"setattr"}
         names.update(known.identifiers)
-        names.update(set(known.config_calls) - slicing.DEFINITION_CALLS - {"ArgumentParser"})  # (values: caller_inputs)
+        # (not the calls that define flags and arguments: what their values do is caller_inputs' business)
+        api = getattr(kb, "tf_api", None)
+        definitions = set(api.call_names("define-flag", "argument-parser")) if api is not None else set()
+        names.update(set(known.config_calls) - definitions)
         names.update(kb.options)
         if kb.tf2 is not None:
             names.update(part for path in list(kb.tf2.options) + list(kb.tf2.groups) for part in path.split(".") if part)

@@ -135,7 +135,7 @@ class Interpreter:
         # per-run state: modules read or being read
         self._executed: set[int] = set()
         self._executing: set[int] = set()
-        # a module read in parts that is running: the first line of the top-level statement it runs
+        # a module read in parts that is running (and only such): the first line of the top-level statement it runs
         self._running_at: dict[int, int] = {}
         # (id of a function or module, name) -> whether a config bound to that name may be handed on
         self._kept: dict[tuple[int, str], bool] = {}
@@ -221,14 +221,7 @@ class Interpreter:
         there either."""
         if state.more is None or name in state.globals:
             return
-        key = id(state)
-        if key in self._executing:
-            running = self._running_at.get(key)
-            if running is None:
-                return
-            part = state.more(name, running)
-        else:
-            part = state.more(name)
+        part = state.more(name, self._running_at.get(id(state)))  # (a line while the module runs, else None)
         if part is not None:
             state.later_parts.append(part)
             frame = Frame(module=state, locals=None)
