@@ -34,14 +34,13 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
 
 from npu_audit import __version__
 from npu_audit.findings import FileReport, Finding
 from npu_audit.imports import RECENT_SECONDS, listed_state
-from npu_audit.records import dataclass
 
 SCHEMA = 7  # 4: from-imports listed with their names; parsed files carry their NPU exports;
 #             5: plain keys, a clean file's imports one per line (a warm run reads 19,000 of them);

@@ -33,11 +33,10 @@ import re
 import stat
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Union
-
-from npu_audit.records import dataclass
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec

@@ -7,10 +7,8 @@ the source text kept on :class:`FileReport`.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Optional
-
-from npu_audit.records import dataclass
 
 SEVERITY_ORDER = {"info": 0, "warning": 1, "error": 2}
 

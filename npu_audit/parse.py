@@ -29,9 +29,9 @@ import re
 import sys
 import warnings
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from npu_audit.records import dataclass
 from npu_audit.source import LEAVE_OUT, REPORT_IT, SourceText
 from npu_audit.text import LINE_BREAK, line_starts
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
-from npu_audit.records import dataclass
 from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
-from npu_audit.stack_room import gives_stack_room
 
 
 @dataclass(frozen=True)
@@ -72,24 +70,18 @@ def prepare_analysis_process(freeze: bool = True) -> None:
 def load_analysis_code() -> None:
     """Import what analysing a file needs (the slice, the interpreter, the rules) and load the knowledge base,
     before the first file asks for them. Done before worker processes start as well (:func:`_in_workers`):
-    they then share it, and create no record class of their own, whose compiled methods they could not keep
-    (npu_audit.records: a worker ends without running exit handlers). The methods compiled for the classes
-    created now are kept at once, not only at exit: a run stopped by a signal (a CI job's time-out) or an
-    editor that stops the language server without exit handlers would leave the next start to compile
-    them again (a no-op once they are kept)."""
+    forked workers then share the loaded code and knowledge base instead of each building its own."""
     import npu_audit.extract.demand
     import npu_audit.extract.extraction
     import npu_audit.knowledge.grammars
     import npu_audit.relevance
     import npu_audit.slicing
     import npu_audit.suppress  # noqa: F401
-    from npu_audit import records
     from npu_audit.checks import all_rules
     from npu_audit.knowledge.loader import load
 
     load()
     all_rules()
-    records.save()
 
 
 #: A file whose analysis took longer than this (seconds) is followed by a collection before what it left
@@ -694,7 +686,6 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(roots))
 
 
-@gives_stack_room  # (analysed here, without workers: their deep recursion in one large chunk of frames)
 def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False,
              isolate: bool = False) -> list[FileReport]:
     """The reports of ``jobs`` (from the cache, else analysed, in worker processes when allowed, and for

@@ -18,12 +18,11 @@ import fnmatch
 import os
 import posixpath
 from collections.abc import Iterable
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Protocol
 
 from npu_audit.knowledge.vocabulary import RELEASES, SCENARIOS
-from npu_audit.records import dataclass
 from npu_audit.text import did_you_mean
 from npu_audit.toml_compat import toml_library
 

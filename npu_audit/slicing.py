@@ -60,10 +60,10 @@ import re
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 from npu_audit.prefilter import NPU_MARKERS, may_configure_npu
-from npu_audit.records import dataclass
 from npu_audit.source import DEFAULT_MAX_BYTES
 from npu_audit.syntax import python_children, python_walk
 from npu_audit.text import IDENTIFIER_WORD, continues_below, source_lines, statement_end

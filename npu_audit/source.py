@@ -17,9 +17,8 @@ import codecs
 import os
 import re
 import stat
+from dataclasses import dataclass
 from typing import Optional
-
-from npu_audit.records import dataclass
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

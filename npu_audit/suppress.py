@@ -12,11 +12,10 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Optional
 
 from npu_audit.findings import Edit, Finding, Fix
-from npu_audit.records import dataclass
 from npu_audit.text import split_lines
 
 PATTERN = re.compile(r"#\s*npu-audit:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)

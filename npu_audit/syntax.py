@@ -34,7 +34,6 @@ from functools import lru_cache
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
 
-from npu_audit.records import exec_compiled
 from npu_audit.text import LINE_BREAK, line_starts
 
 Pos = tuple  # (line, byte column, end line, end byte column) as CPython's ast gives them
@@ -166,8 +165,7 @@ def _initializer(fields: tuple[str, ...]) -> Any:
     params = "".join(f", {f}=None" for f in fields)
     body = "".join(f"\n    self.{f} = {f}" for f in fields)
     namespace: dict[str, Any] = {}
-    # (compiled once per Python, as the record classes' methods are: npu_audit.records)
-    exec_compiled(f"def __init__(self{params}):\n    self._pos = None{body}", namespace)
+    exec(f"def __init__(self{params}):\n    self._pos = None{body}", namespace)
     return namespace["__init__"]
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional
 
-from npu_audit.stack_room import gives_stack_room
-
 _STARTED, _FINISHED = 1, 2
 _states = None  # in a worker: the shared array of item states (index -> 0, _STARTED or _FINISHED)
 
@@ -26,7 +24,6 @@ def _init_worker(states, setup: Optional[Callable[[], None]] = None) -> None:
         setup()
 
 
-@gives_stack_room  # (analyses recurse deeply: their frames in one large chunk of CPython's frame stack)
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
                after: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None,
                ) -> list[tuple[int, Any]]:

@@ -30,7 +30,7 @@ def _load_in_fresh_process(rules, cache_home) -> str:
 def test_snapshot_is_written_once_and_reused(tmp_path):
     cache = tmp_path / "cache"
     first = _load_in_fresh_process(rules_dir(), cache)
-    snapshots = list((cache / "npu-audit").glob("kb-*.pickle"))
+    snapshots = list((cache / "npu-audit").glob("kb-*.json"))
     assert len(snapshots) == 1
     stamp = snapshots[0].stat().st_mtime_ns
     assert _load_in_fresh_process(rules_dir(), cache) == first

@@ -11,7 +11,7 @@ invalid example from the same data. Rules report through :meth:`CheckContext.rep
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from npu_audit.extract.model import CodeFact, Entry, Hazard, OptionWrite, SessionConfig
@@ -19,7 +19,6 @@ from npu_audit.extract.ranges import Range
 from npu_audit.findings import Finding, Fix, Related
 from npu_audit.knowledge.model import KnowledgeBase, Relation
 from npu_audit.knowledge.vocabulary import FATAL, INVALID_REACTIONS
-from npu_audit.records import dataclass
 from npu_audit.settings import Settings
 
 if TYPE_CHECKING:  # (extract.extraction imports the interpreter: not needed to run the checks)

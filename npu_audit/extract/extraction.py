@@ -7,7 +7,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -19,7 +19,6 @@ from npu_audit.extract.project import ModuleState, Project
 from npu_audit.extract.recorder import PositionRecorder
 from npu_audit.extract.runconfig import object_hazards
 from npu_audit.knowledge.model import KnowledgeBase
-from npu_audit.records import dataclass
 
 
 @dataclass

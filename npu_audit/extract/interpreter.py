@@ -9,7 +9,7 @@ branches it sits under. Anything it cannot compute is "unresolved", never guesse
 from __future__ import annotations
 
 import functools
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, cast
 
@@ -51,7 +51,6 @@ from npu_audit.extract.symbols import (
 )
 from npu_audit.extract.tf2 import OptionsRef, Tf2Extractor
 from npu_audit.knowledge.model import KnowledgeBase
-from npu_audit.records import dataclass
 from npu_audit.text import source_lines
 
 MAX_CALL_DEPTH = 12

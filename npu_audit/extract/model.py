@@ -8,11 +8,10 @@ wins" per entry while keeping every write, and tells "always" from "conditional"
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from npu_audit.extract.ranges import Range
-from npu_audit.records import dataclass
 
 #: SessionConfig.kind and Entry.kind of the TF2 option object (npu_device.global_options())
 TF2_OPTIONS_KIND = "global_options"

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 import npu_audit.syntax as cst
-from npu_audit.records import dataclass
 
 # A reader returns (display path, libcst Module, file bytes, more) or None when the file cannot be read or
 # parsed. ``more(name[, before])``, when not None, parses the module's definitions of ``name`` that the

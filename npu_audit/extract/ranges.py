@@ -3,7 +3,7 @@ warm run use ranges without the parser)."""
 
 from __future__ import annotations
 
-from npu_audit.records import dataclass
+from dataclasses import dataclass
 
 __all__ = ["Range"]
 

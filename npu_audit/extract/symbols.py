@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import npu_audit.syntax as cst
 from npu_audit.extract.model import UNRESOLVED, Entry, SessionConfig, Value
-from npu_audit.records import dataclass
 
 
 class Sym:

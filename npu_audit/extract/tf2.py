@@ -20,12 +20,12 @@ adapter has read the options already, so the write has no effect.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import npu_audit.syntax as cst
 from npu_audit.extract.model import TF2_OPTIONS_KIND, DeviceOpen, Entry, OptionWrite, SessionConfig
 from npu_audit.extract.symbols import UNKNOWN, Sym, make_value, to_python
-from npu_audit.records import dataclass
 
 KIND = TF2_OPTIONS_KIND  # SessionConfig.kind and Entry.kind of the TF2 option object
 UNKNOWN_PREFIX = "global_options()."  # key of a write to a path the adapter does not define

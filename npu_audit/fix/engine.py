@@ -25,12 +25,11 @@ endings and every other byte untouched.
 from __future__ import annotations
 
 import os
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, Fix
-from npu_audit.records import dataclass
 
 if TYPE_CHECKING:
     from npu_audit.pipeline import Job

@@ -17,10 +17,10 @@ Besides the checks, a few structured parsers are exported for cross-option rules
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from npu_audit.knowledge.vocabulary import ENGINES, LEGACY_ENGINES, PRODUCT_SHORT_NAMES
-from npu_audit.records import dataclass
 from npu_audit.text import did_you_mean, split_lines_keepends
 
 __all__ = [

@@ -9,8 +9,8 @@ options, defaults inside domains, grammars accepting the docs' examples) are che
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -47,6 +47,9 @@ from npu_audit.toml_compat import toml_library
 #: the tests a key condition can make (rules/README.md, "Conditions"; rules/schema/common.schema.json)
 CONDITION_OPS = ("set", "is", "in", "not_in", "gt", "ge", "lt", "le", "gt_key")
 
+#: What a snapshot file holds: a MAC, then the JSON object of every rules file's validated document.
+SNAPSHOT_FORMAT = 2
+
 INVALID_REACTIONS = tuple(vocabulary.INVALID_REACTIONS)
 WRONG_FIELD_REACTIONS = tuple(vocabulary.WRONG_FIELD_REACTIONS)
 
@@ -64,25 +67,38 @@ def rules_dir() -> Path:
 def load(directory: Optional[str] = None) -> KnowledgeBase:
     """Parse and validate the knowledge base once (cached per directory).
 
-    Parsing and validating the TOML costs about as much as analysing a small script, so the validated
-    result is kept as a compiled snapshot (a pickle in the user's cache folder) named by a digest of
-    every rules file and of this package's knowledge code: any edit to either builds a new one. A
-    missing, unreadable or unwritable snapshot only costs the full build.
+    Parsing the TOML and checking it against its JSON Schemas costs more than analysing a small script,
+    so the parsed and validated documents are kept as a snapshot: JSON in the user's cache folder, signed
+    with the user's secret key (npu_audit.user_cache) and named by a digest of every rules file and of this
+    package's knowledge code, so that any edit to either makes a new one. Building the typed model from the
+    documents is cheap and is done at every start. A missing, unreadable, unsigned or unwritable snapshot
+    only costs the full parse; it is data, never code.
     """
     root = Path(directory) if directory else rules_dir()
     snapshot = _snapshot_path(root)
-    if snapshot is not None:
-        try:
-            with open(snapshot, "rb") as handle:
-                kb = pickle.load(handle)
-            if isinstance(kb, KnowledgeBase):
-                return kb
-        except Exception:  # noqa: BLE001 - a bad snapshot is rebuilt
-            pass
-    kb = _Builder(root).build()
-    if snapshot is not None:
-        _write_snapshot(snapshot, kb)
+    key = user_cache.secret_key() if snapshot is not None else None
+    documents = _read_snapshot(snapshot, key) if snapshot is not None and key is not None else None
+    builder = _Builder(root, documents)
+    kb = builder.build()
+    if documents is None and snapshot is not None and key is not None:
+        data = json.dumps(builder.documents, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        user_cache.write(snapshot, user_cache.signed(key, data))
     return kb
+
+
+def _read_snapshot(path: Path, key: bytes) -> Optional[dict[str, dict]]:
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    data = user_cache.unsigned(key, blob)
+    if data is None:
+        return None
+    try:
+        documents = json.loads(data)
+    except ValueError:
+        return None
+    return documents if isinstance(documents, dict) else None
 
 
 def _snapshot_folder() -> Optional[Path]:
@@ -96,7 +112,7 @@ def _snapshot_path(root: Path) -> Optional[Path]:
     folder = _snapshot_folder()
     if folder is None:
         return None
-    digest = hashlib.sha256(f"{sys.version_info[:2]}|{pickle.HIGHEST_PROTOCOL}".encode())
+    digest = hashlib.sha256(f"{SNAPSHOT_FORMAT}|{sys.version_info[:2]}".encode())
     try:
         code = Path(__file__).resolve().parent
         sources = [(p.relative_to(root).as_posix(), p) for p in sorted(root.rglob("*")) if p.is_file()]
@@ -105,20 +121,15 @@ def _snapshot_path(root: Path) -> Optional[Path]:
             digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     except OSError:
         return None
-    return folder / f"kb-{digest.hexdigest()[:32]}.pickle"
-
-
-def _write_snapshot(path: Path, kb: KnowledgeBase) -> None:
-    try:
-        data = pickle.dumps(kb, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - the snapshot is an optimisation only
-        return
-    user_cache.write(path, data)
+    return folder / f"kb-{digest.hexdigest()[:32]}.json"
 
 
 class _Builder:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, documents: Optional[dict[str, dict]] = None):
         self.root = root
+        #: every rules file read, by its path relative to ``root``: its validated document
+        self.documents: dict[str, dict] = {}
+        self._known = documents or {}
         self.digest = hashlib.sha256()
         self.product_ids: tuple[str, ...] = ()
         self.schemas = SchemaSet(root)
@@ -131,12 +142,17 @@ class _Builder:
         except OSError as exc:
             raise KnowledgeBaseError(f"{relative}: cannot read: {exc}") from exc
         self.digest.update(relative.encode() + b"\0" + data)
+        known = self._known.get(relative)
+        if isinstance(known, dict):
+            self.documents[relative] = known
+            return known
         tomllib = toml_library()
         try:
             table = tomllib.loads(data.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise KnowledgeBaseError(f"{relative}: not valid TOML: {exc}") from exc
         self.schemas.check(relative, table)
+        self.documents[relative] = table
         return table
 
     # The shape of each file is checked by its schema before these run: they only build the typed

@@ -6,12 +6,11 @@ objects once. Every check, fix, explanation and hover reads them.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 # Releases, scenarios, products, severities and the adapter's reactions: npu_audit.knowledge.vocabulary
 from npu_audit.knowledge.vocabulary import RELEASES as RELEASES  # (re-exported)
-from npu_audit.records import dataclass
 
 FIELDS = ("b", "i", "s")
 LIFECYCLE_STATUSES = ("supported", "deprecated", "no-effect", "not-supported", "undocumented")

@@ -9,12 +9,11 @@ of the option object) lives here.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from npu_audit.knowledge.model import Citation
 from npu_audit.knowledge.vocabulary import RELEASES
-from npu_audit.records import dataclass
 
 FILE = "tf2_options.toml"
 _MISSING = object()

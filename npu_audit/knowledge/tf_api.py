@@ -9,7 +9,7 @@ extractor another spelling of a known API, or another helper of a known kind, is
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from npu_audit.knowledge.model import Citation
@@ -17,7 +17,6 @@ from npu_audit.knowledge.validation import Location as _Ctx
 from npu_audit.knowledge.validation import expect as _expect
 from npu_audit.knowledge.validation import string as _str
 from npu_audit.knowledge.validation import strings as _strs
-from npu_audit.records import dataclass
 
 FILE = "tf_api.toml"
 

@@ -8,9 +8,8 @@ for annotations and a tuple (or a table keyed by it) for code.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, get_args
-
-from npu_audit.records import dataclass
 
 #: Adapter releases whose session-options tables the knowledge base describes (``--release``).
 Release = Literal["current", "legacy"]

@@ -47,9 +47,8 @@ def change_delay(quiet: float, busy: bool, last_duration: float, longest: float 
 
 
 def _load_analysis_code() -> None:
-    """Load the analysis code; the compiled methods of the classes it created are kept at once
-    (``pipeline.load_analysis_code``): an editor may stop the server without letting it run exit handlers,
-    and the next start would compile them again (npu_audit.records)."""
+    """Load the analysis code and the knowledge base in the background, so that the first document opened
+    does not wait for them (``pipeline.load_analysis_code``)."""
     from npu_audit.pipeline import load_analysis_code
 
     load_analysis_code()

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from dataclasses import replace as _replace
 from typing import Any, Optional, Protocol
 
 from npu_audit.findings import Finding
 from npu_audit.lsp.positions import recode_ranges
-from npu_audit.records import dataclass
 from npu_audit.render import lsp as render_lsp
 
 FIX_ALL_KIND = render_lsp.FIX_ALL_KIND  # "source.fixAll.npu-audit"

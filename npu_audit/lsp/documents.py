@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlparse
 
 from pygls.uris import to_fs_path
 
-from npu_audit.records import dataclass
 from npu_audit.source import coding_cookie
 
 PYTHON_SUFFIXES = (".py", ".pyw", ".pyi")

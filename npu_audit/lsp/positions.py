@@ -13,12 +13,12 @@ feeds and Unicode separators), so the codec is applied to one line at a time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from pygls.workspace import PositionCodec
 
-from npu_audit.records import dataclass
 from npu_audit.render.lsp import char_index, client_column
 from npu_audit.text import LINE_BREAK, split_lines
 

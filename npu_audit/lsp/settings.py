@@ -9,10 +9,8 @@ command line and pyproject.toml; a bad one is reported and left out, never fatal
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
-
-from npu_audit.records import dataclass
 
 CONFIG_SECTION = "npu-audit"
 SECTION_ALIASES = (CONFIG_SECTION, "npuAudit", "npu_audit")
