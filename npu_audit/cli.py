@@ -130,6 +130,7 @@ def _run(args, parser) -> int:
     except KnowledgeBaseError as exc:
         print(f"npu-audit: the knowledge base is broken: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    _note_cache_refusals()
     try:
         overrides: dict = {}
         if args.release:
@@ -263,6 +264,14 @@ def _run_stdin(args, base, overrides, resolver):
 def _error_lines(exc) -> None:
     for line in str(exc).splitlines() or [""]:
         print(f"npu-audit: {line}", file=sys.stderr)
+
+
+def _note_cache_refusals() -> None:
+    """Say once why this run caches nothing in the user's cache folder (a key file that cannot be trusted)."""
+    from npu_audit import user_cache
+
+    for note in user_cache.refusals():
+        print(f"npu-audit: warning: {note}", file=sys.stderr)
 
 
 def _warn(resolver) -> None:

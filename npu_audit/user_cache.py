@@ -59,8 +59,11 @@ def secret_key() -> Optional[bytes]:
 
 
 def refusals() -> list[str]:
-    """Why a key file was refused in this process (for one note on stderr); empty when none was."""
-    return list(_refusals)
+    """Why a key file was refused in this process, each reason once: the notes not yet taken by an earlier
+    call (the caller prints them on stderr); empty when no key was refused since."""
+    taken = list(_refusals)
+    _refusals.clear()
+    return taken
 
 
 def _load_or_create_key(path: Path) -> Optional[bytes]:
