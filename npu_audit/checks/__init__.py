@@ -53,7 +53,7 @@ def run_checks(ctx: CheckContext, enabled) -> list[Finding]:
 
 #: A finding of the first check on a write that also has a finding of the second is one finding: the
 #: write is never read (no-effect), so whether it suits the scenario is a further reason, not a
-#: further thing to fix (issue 12 cause 7; tests/triage/recall_cases/one_write_one_finding.py); a
+#: further thing to fix (tests/triage/recall_cases/one_write_one_finding.py); a
 #: precision_mode value with a newer name needs no rename once it moves to precision_mode_v2
 #: (prefer-precision-mode-v2 gives the v2 value), so the rename is only mentioned as the alternative.
 #: A rule phrases what its folded finding adds with ``Rule.folded_reason`` (else "moreover, <message>").
