@@ -4,7 +4,6 @@ with the sources in ../shared (adapter keys.tsv, the docs' own configuration exa
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -196,4 +195,4 @@ def test_release_views_differ_where_the_docs_do():
     assert KB.options["auto_tune_mode"].lifecycle["current"].replacement == "aoe_mode"
     assert KB.options["auto_tune_mode"].lifecycle["legacy"].status == "supported"
     assert KB.options["op_select_implmode"].lifecycle["current"].replacement == "op_precision_mode"
-    assert replace(KB.options["precision_mode"]).key == "precision_mode"
+    assert KB.options["precision_mode"]._replace().key == "precision_mode"

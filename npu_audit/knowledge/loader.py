@@ -404,8 +404,6 @@ class _Builder:
 
 
 def _attach_routes(options: dict[str, OptionSpec], rc: RunConfigModel) -> dict[str, OptionSpec]:
-    from dataclasses import replace
-
     routes: dict[str, list[RunConfigRoute]] = {}
     for kw in rc.kwargs.values():
         if kw.key:
@@ -423,7 +421,7 @@ def _attach_routes(options: dict[str, OptionSpec], rc: RunConfigModel) -> dict[s
                 routes.setdefault(p.key, []).append(
                     RunConfigRoute(kwarg="", object=obj.name, param=p.name, written=p.written, default=p.default)
                 )
-    return {k: replace(v, routes=tuple(routes.get(k, ()))) for k, v in options.items()}
+    return {k: v._replace(routes=tuple(routes.get(k, ()))) for k, v in options.items()}
 
 
 def structural_problems(kb: KnowledgeBase) -> list[str]:
