@@ -96,15 +96,13 @@ def analyze_in_batch(job: Job, collect: bool = True) -> FileReport:
     parsed so far: the collector took a quarter of the analysis time (benchmarks: 300 files of the real
     tree, ``--jobs 1``).
 
-    An analysis leaves next to no reference cycles (``tests/test_memory.py``): on the whole real tree, 1,587
-    objects of cyclic garbage from 6 of the 1,810 files analysed. So the full collection that used to run
-    after every file, to keep such garbage from being frozen for the life of the process, found next to
-    nothing and cost a twentieth of the run. It now runs only after an analysis that took longer than
-    ``COLLECT_AFTER_SECONDS``, where much could have been allocated, and where it costs little in
-    proportion (1 of the tree's 1,810 files, `--jobs 1`, the machine slow). What a shorter one may leave
-    stays until the process ends: a worker lives for one phase of a run; with ``--jobs 1`` this is the
-    command's own process, which ends after its fixes and report (memory only: nothing reads frozen
-    garbage). The language server does not analyse through here."""
+    An analysis leaves next to no reference cycles (``tests/test_memory.py``), so no full collection runs
+    after an ordinary file: it would find next to nothing and cost about a twentieth of a run. It runs
+    only after an analysis that took longer than ``COLLECT_AFTER_SECONDS``, where much could have been
+    allocated and where it costs little in proportion. What a shorter one may leave stays until the
+    process ends: a worker lives for one phase of a run; with ``--jobs 1`` this is the command's own
+    process, which ends after its fixes and report (memory only: nothing reads frozen garbage). The
+    language server does not analyse through here."""
     import gc
     import time
 

@@ -3,7 +3,7 @@
 A script reads a helper module for the names it looks up in it (``from utils import build_config``,
 ``utils.PRECISION``), and the interpreter loads the module only then (``extract/project.py``). Most of
 such a module is usually definitions the script never reaches (the model, the input pipeline), and
-building and reading them was the larger part of reading helpers. So a helper is read in parts:
+building and reading them would be the larger part of reading helpers. So a helper is read in parts:
 
 - first, the part the module runs: every top-level statement that is not a ``def`` or ``class``
   (imports, constants, flag definitions, module-level calls, ``if``/``try`` blocks, whatever defines
