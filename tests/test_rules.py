@@ -42,6 +42,9 @@ def test_invalid_examples_yield_their_findings_and_fixed_text(tmp_path, rule, ex
     hints = [f.hint for f in findings if f.code == rule.code]
     assert [h for h, e in zip(hints, example.findings) if e.hint is not None] == [
         e.hint for e in example.findings if e.hint is not None]
+    options = [f.option for f in findings if f.code == rule.code]
+    assert [o for o, e in zip(options, example.findings) if e.option is not None] == [
+        e.option for e in example.findings if e.option is not None]
     (tmp_path / "fix").mkdir()
     fixed = fixed_by(tmp_path / "fix", example.code, rule.code)
     original = example.code if isinstance(example.code, str) else None

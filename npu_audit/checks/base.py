@@ -40,13 +40,15 @@ _DERIVED: Any = _Derived()
 @dataclass(frozen=True)
 class Expect:
     """A finding an invalid example must produce: its 1-based line and column, its exact message, its
-    severity when it is not the rule's default, and its hint (what to write instead) when given."""
+    severity when it is not the rule's default, and its hint (what to write instead) and the option it
+    names (the JSON ``option``) when given."""
 
     line: int
     column: int
     message: str
     severity: Optional[str] = None
     hint: Optional[str] = None
+    option: Optional[str] = None
 
 
 @dataclass(frozen=True)

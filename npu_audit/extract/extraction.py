@@ -262,7 +262,7 @@ def _unexpanded_object_hazards(interp: Interpreter) -> list[CodeFact]:
         for hazard in object_hazards(obj):
             out.append(CodeFact(kind="config-object-hazard", value=None, path=hazard.path, node=hazard.node,
                                 detail=hazard.message, branches=hazard.branches, calls=hazard.calls,
-                                hint=hazard.hint))
+                                hint=hazard.hint, option=hazard.option))
     return out
 
 

@@ -281,6 +281,7 @@ class CodeFact:
     range: Optional[Range] = None
     package: Optional[str] = None
     hint: Optional[str] = None  # config-object-hazard: what to write instead
+    option: Optional[str] = None  # config-object-hazard: the keyword, as Class.keyword
 
 
 @dataclass

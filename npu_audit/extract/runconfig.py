@@ -58,7 +58,7 @@ def object_hazards(obj: ConfigObjectRef) -> list[Hazard]:
     for k, arg_node, names in getattr(obj, "unknown_keywords", []):
         message, hint = _unknown_keyword(obj.cls, k, names, "")
         out.append(Hazard(id="unknown-runconfig-keyword", message=message, path=obj.path, node=arg_node,
-                          branches=obj.branches, calls=obj.calls, hint=hint))
+                          option=f"{obj.cls}.{k}", branches=obj.branches, calls=obj.calls, hint=hint))
     return out
 
 
@@ -112,11 +112,11 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
         spec = model.kwargs.get(name)
         if spec is None:
             message, hint = _unknown_keyword("NPURunConfig", name, model.kwargs, " when it builds the config")
-            _hazard(entry, "unknown-runconfig-keyword", message, arg, frame, hint=hint)
+            _hazard(entry, "unknown-runconfig-keyword", message, arg, frame, option=f"NPURunConfig.{name}", hint=hint)
             continue
         if spec.removed:
             _hazard(entry, "removed-runconfig-keyword", spec.hazard or f"NPURunConfig no longer accepts '{name}' (TypeError)",
-                    arg, frame, option=spec.key, hint=spec.instead or f"remove {name}=")
+                    arg, frame, option=spec.key or f"NPURunConfig.{name}", hint=spec.instead or f"remove {name}=")
             continue
         if spec.object:
             _expand_object(kb, entry, spec, sym, node, arg, frame, call)
@@ -163,7 +163,7 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
     if sym.cls != spec.object:
         _hazard(entry, "runconfig-wrong-object",
                 f"{spec.name} expects a {spec.object}, got {sym.cls}: NPURunConfig raises when it checks the type", arg, frame,
-                hint=f"pass a {spec.object}(...) as {spec.name}=")
+                option=f"NPURunConfig.{spec.name}", hint=f"pass a {spec.object}(...) as {spec.name}=")
         return
     sym.expanded = True
     for hazard in object_hazards(sym):
@@ -182,7 +182,7 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             _hazard(entry, "dynamic-input-config-dropped",
                     "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and compile_hybrid_mode; "
                     f"with {', '.join(missing)} missing or None, NPUEstimator silently drops the whole dynamic-dims setting",
-                    sym.node, frame,
+                    sym.node, frame, option=f"NPURunConfig.{spec.name}",
                     hint="; ".join([f"give each of {', '.join(missing)} a value" if len(missing) > 1
                                     else f"give {missing[0]} a value"]
                                    + [p.instead for p in obj.params if p.name in missing and p.instead]))

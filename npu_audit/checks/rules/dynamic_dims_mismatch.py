@@ -23,10 +23,13 @@ class DynamicDimsMismatch(Rule):
     invalid = (
         Invalid(
             _head + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1,-1"\ncustom_op.parameter_map["dynamic_dims"].s = b"224;448"\n',
-            (Expect(9, 47, "dynamic_dims profile 1 ('224') has 1 size(s) but input_shape has 2 dynamic (-1) "
-                           "dimension(s)"),
-             Expect(9, 51, "dynamic_dims profile 2 ('448') has 1 size(s) but input_shape has 2 dynamic (-1) "
-                           "dimension(s)")),
+            (Expect(9, 45, "dynamic_dims profiles 1 ('224') and 2 ('448') have 1 size(s) each, but input_shape has "
+                           "2 dynamic (-1) dimension(s)", option="dynamic_dims"),),
+        ),
+        Invalid(  # one bad profile among good ones: pointed at where it stands
+            _head + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1,-1"\ncustom_op.parameter_map["dynamic_dims"].s = b"1,2;3;4,5"\n',
+            (Expect(9, 51, "dynamic_dims profile 2 ('3') has 1 size(s) but input_shape has 2 dynamic (-1) dimension(s)",
+                    hint="give 2 comma-separated sizes per profile"),),
         ),
         Invalid(
             _head + 'custom_op.parameter_map["input_shape"].s = b"data:1,-1"\ncustom_op.parameter_map["dynamic_dims"].s = b"224"\n',
@@ -64,16 +67,28 @@ class DynamicDimsMismatch(Rule):
                                        hint="give at least two ';'-separated profiles")
                         if f:
                             yield f
-                    offset = 0
-                    for i, profile in enumerate(profiles):
-                        raw = dims_text.split(";")[i] if i < len(dims_text.split(";")) else ""
+                    bad, offset = [], 0
+                    for i, (profile, raw) in enumerate(zip(profiles, dims_text.split(";"))):
                         if len(profile) != wanted:
-                            f = ctx.report(self, wd,
-                                           f"dynamic_dims profile {i + 1} ({raw!r}) has {len(profile)} size(s) but input_shape "
-                                           f"has {wanted} dynamic (-1) dimension(s)",
-                                           at=literal_subrange(ctx, wd, offset, offset + len(raw)) or "value",
-                                           related=related, certainty=certainty,
-                                           hint=f"give {wanted} comma-separated sizes per profile")
-                            if f:
-                                yield f
+                            bad.append((i + 1, raw, len(profile), offset))
                         offset += len(raw) + 1
+                    if not bad:
+                        continue
+                    hint = f"give {wanted} comma-separated sizes per profile"
+                    if len(bad) == 1:
+                        number, raw, size, start = bad[0]
+                        message = (f"dynamic_dims profile {number} ({raw!r}) has {size} size(s) but input_shape "
+                                   f"has {wanted} dynamic (-1) dimension(s)")
+                        at = literal_subrange(ctx, wd, start, start + len(raw)) or "value"
+                    else:
+                        sizes = {size for _n, _r, size, _s in bad}
+                        listed = ", ".join(f"{n} ({r!r})" for n, r, _size, _s in bad[:-1]) + \
+                            f" and {bad[-1][0]} ({bad[-1][1]!r})"
+                        have = (f"have {sizes.pop()} size(s) each" if len(sizes) == 1
+                                else "have " + ", ".join(str(size) for _n, _r, size, _s in bad) + " size(s)")
+                        message = (f"dynamic_dims profiles {listed} {have}, but input_shape has {wanted} dynamic "
+                                   f"(-1) dimension(s)")
+                        at = "value"
+                    f = ctx.report(self, wd, message, at=at, related=related, certainty=certainty, hint=hint)
+                    if f:
+                        yield f

@@ -19,14 +19,15 @@ class RunConfigHazard(Rule):
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iteration_per_loop=10)\n",
             (Expect(2, 27, "NPURunConfig has no keyword 'iteration_per_loop': the script fails with TypeError when "
                            "it builds the config; did you mean 'iterations_per_loop'?",
-                    hint="write iterations_per_loop="),),
+                    hint="write iterations_per_loop=", option="NPURunConfig.iteration_per_loop"),),
         ),
         Invalid(  # a keyword older releases took
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(auto_tune_mode='RL,GA')\n",
             (Expect(2, 27, "Passing auto_tune_mode= to the current NPURunConfig raises TypeError (unexpected keyword "
                            "argument)",
                     hint='remove auto_tune_mode=; operator tuning is done with AOE now (Atlas A3, A2 and training '
-                         'products): pass aoe_mode="2" to NPURunConfig to tune operators'),),
+                         'products): pass aoe_mode="2" to NPURunConfig to tune operators',
+                    option="NPURunConfig.auto_tune_mode"),),
         ),
         Invalid(
             "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(dynamic_input_config=DynamicInputConfig("
@@ -35,7 +36,13 @@ class RunConfigHazard(Rule):
                            "compile_hybrid_mode; with compile_hybrid_mode missing or None, NPUEstimator silently "
                            "drops the whole dynamic-dims setting",
                     hint="give compile_hybrid_mode a value; pass compile_hybrid_mode=0 to keep the behaviour of "
-                         "releases without it"),),
+                         "releases without it", option="NPURunConfig.dynamic_input_config"),),
+        ),
+        Invalid(  # a config object no NPURunConfig that npu-audit reads takes: checked where it is built
+            "from npu_bridge.npu_init import *\n\ndef dump_settings():\n"
+            "    return DumpConfig(enable_dump=True, dump_path='/tmp/d', op_debug_level=2)\n",
+            (Expect(4, 61, "DumpConfig has no keyword 'op_debug_level': the script fails with TypeError",
+                    hint="remove op_debug_level=", option="DumpConfig.op_debug_level"),),
         ),
     )
     valid = ("from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n",)
@@ -48,6 +55,6 @@ class RunConfigHazard(Rule):
                     yield f
         for fact in ctx.facts:  # a config object built where no NPURunConfig npu-audit read takes it
             if fact.kind == "config-object-hazard":
-                f = ctx.report(self, fact, fact.detail, hint=fact.hint)
+                f = ctx.report(self, fact, fact.detail, hint=fact.hint, option=fact.option)
                 if f:
                     yield f
