@@ -7,6 +7,7 @@
 -- change. What it sees goes to $NPU_AUDIT_TEST_OUT as JSON (the test asserts on it); a wait that runs
 -- out, or any other error, is recorded there as "error" and ends the session.
 
+local uv = vim.uv or vim.loop -- vim.uv from Neovim 0.10 on
 local out_path = assert(vim.env.NPU_AUDIT_TEST_OUT, 'NPU_AUDIT_TEST_OUT is not set')
 local script = assert(vim.env.NPU_AUDIT_TEST_SCRIPT, 'NPU_AUDIT_TEST_SCRIPT is not set')
 local helper = assert(vim.env.NPU_AUDIT_TEST_HELPER, 'NPU_AUDIT_TEST_HELPER is not set')
@@ -32,9 +33,9 @@ local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
 
 local function wait_for(what, done, limit)
   limit = limit or wait_ms
-  local t0 = vim.loop.hrtime()
+  local t0 = uv.hrtime()
   local ok = vim.wait(limit, done, 20)
-  table.insert(obs.waits, { what = what, ms = math.floor((vim.loop.hrtime() - t0) / 1e6), ok = ok })
+  table.insert(obs.waits, { what = what, ms = math.floor((uv.hrtime() - t0) / 1e6), ok = ok })
   if not ok then
     error(string.format('no %s within %d ms', what, limit), 0)
   end

@@ -4,6 +4,7 @@
 -- reads the server's path from $NPU_AUDIT_EXECUTABLE (the test's virtual environment), else runs
 -- `npu-audit` from PATH.
 
+local uv = vim.uv or vim.loop -- vim.uv from Neovim 0.10 on
 local npu_audit_cmd = { vim.env.NPU_AUDIT_EXECUTABLE or 'npu-audit', 'lsp' }
 
 -- The project root: the nearest folder upwards holding one of these, else the file's own folder.
@@ -15,7 +16,7 @@ local function project_root(file)
   local dir = start
   while true do
     for _, marker in ipairs(root_markers) do
-      if vim.loop.fs_stat(dir .. '/' .. marker) then
+      if uv.fs_stat(dir .. '/' .. marker) then
         return dir
       end
     end
