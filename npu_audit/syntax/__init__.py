@@ -16,19 +16,15 @@ and :func:`range_of` its 1-based range (without them, as libcst's syntactic posi
 text (:mod:`.source`).
 
 The stages: :mod:`.python_ast` parses a text with CPython (one parse per text, shared with the steps
-that read CPython's ast directly), :mod:`.builder` turns that ast into the node classes in a single pass
-(:func:`parse_module`), and :mod:`.nodes` answers a node's range and text when asked.
+that read CPython's ast directly), :mod:`.parsing` picks what to build (:func:`parse_module`),
+:mod:`.builder` turns that ast into the node classes in a single pass, and :mod:`.nodes` answers a
+node's range and text when asked.
 """
 
 from __future__ import annotations
 
 from npu_audit.syntax import nodes as _nodes
-from npu_audit.syntax.builder import (
-    TooDeep,
-    Unparsable,
-    parse_expression,
-    parse_module,
-)
+from npu_audit.syntax.builder import TooDeep
 from npu_audit.syntax.nodes import (
     And,
     AnnAssign,
@@ -116,6 +112,7 @@ from npu_audit.syntax.nodes import (
     code_of,
     range_of,
 )
+from npu_audit.syntax.parsing import Unparsable, parse_expression, parse_module
 from npu_audit.syntax.python_ast import (
     python_children,
     python_tree,

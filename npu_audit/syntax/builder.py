@@ -1,10 +1,10 @@
 """Building the syntax tree: a single pass over CPython's ast of a text into the node classes of
-:mod:`npu_audit.syntax.nodes`.
+:mod:`npu_audit.syntax.nodes` (:class:`_Builder`; :mod:`npu_audit.syntax.parsing` calls it).
 
 Positions are kept as the ast gives them (UTF-8 byte columns). Strings are re-read from the text
 (implicit concatenations, f-strings and their fields), since CPython's ast merges what libcst keeps
-apart. :func:`parse_module` can build a part of a module (``keep``, ``skip``) at the positions the
-whole file gives, and stops at a depth limit (:class:`TooDeep`).
+apart. Statements left out (``skip``) are not built, and a tree deeper than a limit stops the build
+(:class:`TooDeep`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import ast
 import re
 import sys
 import tokenize
-import warnings
-from collections.abc import Collection, Iterable
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
 
@@ -71,7 +69,6 @@ from npu_audit.syntax.nodes import (
     List,
     Match,
     MatchCase,
-    Module,
     Name,
     NamedExpr,
     NameItem,
@@ -104,16 +101,8 @@ from npu_audit.syntax.source import Source, _closing, _inside
 from npu_audit.text import LINE_BREAK
 
 
-class Unparsable(Exception):
-    """CPython's parser rejected the text (``error`` holds its SyntaxError or other exception)."""
-
-    def __init__(self, error: BaseException):
-        super().__init__(str(error))
-        self.error = error
-
-
 class TooDeep(Exception):
-    """The tree would be deeper than the ``max_depth`` given to :func:`parse_module`; ``line`` and ``column``
+    """The tree would be deeper than the ``max_depth`` given to :func:`~npu_audit.syntax.parsing.parse_module`; ``line`` and ``column``
     (1-based, the column in characters) say where it got too deep."""
 
     def __init__(self, line: int, column: int, depth: int):
@@ -121,64 +110,6 @@ class TooDeep(Exception):
         self.line = line
         self.column = column
         self.depth = depth
-
-
-def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[Iterable[int]] = None,
-                 skip: Collection[int] = (), max_depth: Optional[int] = None) -> Module:
-    """The tree of ``text`` (``tree``: CPython's ast of it, when the caller has it). Raises
-    :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert.
-
-    ``keep``: only these top-level statements (indices into the module's body: a part of a helper module,
-    ``npu_audit.extract.demand``). ``skip``: ``id()`` of statements of ``tree``, at any depth, left out
-    (the statements a relevance slice drops, ``npu_audit.slicing``). Either way the statements built are
-    the ones a text with the others blanked out would give, at the same positions, without parsing again.
-
-    ``max_depth``: raise :class:`TooDeep` rather than build a tree deeper than that (counting nested
-    expressions, nested blocks, ``elif`` branches and the links of the chains built as nested nodes:
-    ``a and b and c``, implicit string concatenations, dotted names); checked as the tree is built, so it
-    costs next to nothing, and only the statements built count."""
-    if tree is None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-            raise Unparsable(exc) from exc
-    source = _source_of(text)
-    builder = _Builder(source, frozenset(skip), max_depth)
-    body = tree.body
-    if keep is not None:
-        wanted = set(keep)
-        body = [stmt for i, stmt in enumerate(body) if i in wanted]
-    module = Module(builder.block(body), source)
-    module._src = source
-    module._pos = (1, 0, len(source.starts), 0)
-    return module
-
-
-def _source_of(text: str) -> Source:
-    """A :class:`Source` of ``text``: the one made for one of the last texts built, when ``text`` is that
-    very text (the parts of a helper module are built from one text, one definition at a time)."""
-    global _recent_sources
-    recent = _recent_sources  # (replaced whole, never changed in place: threads of the language server)
-    for seen, source in recent:
-        if seen is text:
-            return source
-    source = Source(text)
-    _recent_sources = ((text, source),) + recent[:3]
-    return source
-
-
-_recent_sources: tuple[tuple[str, Source], ...] = ()
-
-
-def parse_expression(text: str) -> CSTNode:
-    """The tree of one expression (tests and tools; raises :class:`Unparsable`)."""
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-        raise Unparsable(exc) from exc
-    return _Builder(Source(text)).expr(tree.body)
 
 
 _Literal = TypeVar("_Literal", "SimpleString", "Integer", "Float", "Imaginary")
