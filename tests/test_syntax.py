@@ -200,7 +200,7 @@ def test_parse_expression_and_deep_replace():
 
 def test_multiline_fstring_fields_without_trusted_positions_keep_their_values(monkeypatch):
     # Python 3.9 places the fields of a multi-line f-string wrongly: they are built from the ast alone
-    monkeypatch.setattr(syntax, "_FSTRING_FIELDS_PLACED", False)
+    monkeypatch.setattr(syntax.builder, "_FSTRING_FIELDS_PLACED", False)
     value = syntax.parse_module("x = f\'\'\'a\n{d['k'] + 1}\'\'\'\n").body[0].body[0].value
     field = value.parts[1].expression
     assert isinstance(field, syntax.BinaryOperation) and field.right.value == "1"
@@ -228,7 +228,7 @@ def test_python_children_are_the_child_nodes_without_load_and_store_markers():
 def test_python_walk_visits_what_ast_walk_does_in_the_same_order_without_load_and_store_markers():
     import ast
 
-    for text in (SAMPLE, Path(syntax.__file__).read_text(encoding="utf-8")):
+    for text in (SAMPLE, Path(syntax.builder.__file__).read_text(encoding="utf-8")):
         tree = ast.parse(text)
         expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
         assert list(syntax.python_walk(tree)) == expected and len(expected) > 200

@@ -1,23 +1,10 @@
-"""The syntax tree extraction reads: CPython's ``ast``, re-shaped into libcst's node shapes.
+"""Building the syntax tree: a single pass over CPython's ast of a text into the node classes of
+:mod:`npu_audit.syntax.nodes` (:class:`_Builder`; :mod:`npu_audit.syntax.parsing` calls it).
 
-Why: the extraction (``npu_audit.extract``) needs a tree with exact positions, not a lossless one. libcst
-builds one Python object per token, whitespace included, and its parse was a third of a cold run; CPython's
-parser is written in C and is about 10 times faster, and ``import libcst`` alone costs 0.3 s. So the
-extraction reads this tree, and libcst is imported only where a lossless tree is needed (the fix engine's
-validity check).
-
-What: the classes below are named and shaped like the libcst nodes the extraction reads (``Name.value``,
-``Attribute.attr``, ``Call.args`` of ``Arg`` with ``keyword`` and ``star``, ``SimpleStatementLine`` grouping
-the statements of one line, ``If.orelse`` an ``If`` for ``elif`` or an ``Else``, right-nested
-``ConcatenatedString``, left-nested ``BooleanOperation`` ...), so code reads the same as it did on libcst
-trees. Only fields the extraction uses exist; every other construct is an :class:`Other` node (a
-statement or expression the interpreter does not evaluate). Whitespace, comments and parentheses are not
-nodes: :meth:`Module.code_for_node` gives a node's source text (with its own parentheses, as libcst writes
-it) and :func:`range_of` its 1-based range (without them, as libcst's syntactic positions), both from
-the text.
-
-Building the tree is a single pass over CPython's ast (:func:`parse_module`); positions are kept as the
-ast gives them (UTF-8 byte columns) and turned into character columns only for the nodes asked about.
+Positions are kept as the ast gives them (UTF-8 byte columns). Strings are re-read from the text
+(implicit concatenations, f-strings and their fields), since CPython's ast merges what libcst keeps
+apart. Statements left out (``skip``) are not built, and a tree deeper than a limit stops the build
+(:class:`TooDeep`).
 """
 
 from __future__ import annotations
@@ -26,848 +13,96 @@ import ast
 import re
 import sys
 import tokenize
-import warnings
-from bisect import bisect_right
-from collections import deque
-from collections.abc import Collection, Iterable, Iterator
-from functools import lru_cache
 from io import StringIO
 from typing import Any, Optional, TypeVar, Union
 
-from npu_audit.text import LINE_BREAK, line_starts
-
-Pos = tuple  # (line, byte column, end line, end byte column) as CPython's ast gives them
-
-
-class Source:
-    """The text a tree was built from, and its lines (for columns and source segments)."""
-
-    __slots__ = ("text", "starts", "_lines", "ascii", "_indents")
-
-    def __init__(self, text: str):
-        self.text = text
-        self.ascii = text.isascii()  # (else identifiers are read from the text: CPython NFKC-normalises them)
-        self.starts = line_starts(text)
-        self._lines: dict[int, Optional[bytes]] = {}
-        self._indents: Optional[dict[int, str]] = None
-
-    def line(self, number: int) -> str:
-        starts = self.starts
-        if number < 1 or number > len(starts):
-            return ""
-        end = starts[number] if number < len(starts) else len(self.text)
-        return self.text[starts[number - 1]: end]
-
-    def column(self, line: int, byte_column: int) -> int:
-        """The 0-based character column of a byte column of ``line``."""
-        encoded = self._lines.get(line, b"")
-        if encoded == b"":
-            text = self.line(line)
-            encoded = None if text.isascii() else text.encode("utf-8", "surrogatepass")
-            self._lines[line] = encoded
-        if encoded is None:
-            return byte_column
-        return len(encoded[:byte_column].decode("utf-8", "replace"))
-
-    def block_indent(self, line: int) -> str:
-        """The indentation of the statement (logical line) that physical line ``line`` belongs to
-        (tokenizes the text the first time it is asked: only multi-line texts need it)."""
-        if self._indents is None:
-            indents: dict[int, str] = {}
-            start = None
-            try:
-                for token in tokenize.generate_tokens(StringIO(LINE_BREAK.sub("\n", self.text)).readline):
-                    if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.COMMENT,
-                                      tokenize.ENDMARKER):
-                        continue
-                    if start is None:
-                        start = token.start[0]
-                    if token.type == tokenize.NEWLINE:
-                        first = self.line(start)
-                        indent = first[: len(first) - len(first.lstrip(" \t\f"))]
-                        for number in range(start, token.end[0] + 1):
-                            indents[number] = indent
-                        start = None
-            except (tokenize.TokenError, SyntaxError):
-                pass
-            self._indents = indents
-        if line in self._indents:
-            return self._indents[line]
-        text = self.line(line)
-        return text[: len(text) - len(text.lstrip(" \t\f"))]
-
-    def byte_position(self, offset: int) -> tuple[int, int]:
-        """(1-based line, byte column) of an offset in :attr:`text`: a position as CPython's ast gives it."""
-        line, column = self.position(offset)
-        text = self.line(line)[:column]
-        return line, column if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-    def position(self, offset: int) -> tuple[int, int]:
-        """(1-based line, 0-based character column) of an offset in :attr:`text`."""
-        line = bisect_right(self.starts, offset)
-        return line, offset - self.starts[line - 1]
-
-    def offset(self, line: int, byte_column: int) -> int:
-        """The offset in :attr:`text` of a position."""
-        if line < 1 or line > len(self.starts):
-            return len(self.text)
-        if self.ascii:  # (byte and character columns are one)
-            return min(self.starts[line - 1] + byte_column, len(self.text))
-        return min(self.starts[line - 1] + self.column(line, byte_column), len(self.text))
-
-
-class CSTNode:
-    """A node: its position in :attr:`_src` (see module docstring). Fields are set by position."""
-
-    __slots__ = ("_pos", "_src", "_outer")
-    _fields: tuple[str, ...] = ()
-    _pos: Any  # Optional[Pos]
-    _src: Source
-    _outer: int  # parentheses around the node that belong to its parent (`f(x)`); unset: 0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._pos: Optional[Pos] = None
-        for name, value in zip(self._fields, args):
-            object.__setattr__(self, name, value)
-        for name in self._fields[len(args):]:
-            object.__setattr__(self, name, kwargs.get(name))
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # (a slot named with an underscore is not a field: set after construction, like _pos)
-        own = tuple(name for name in cls.__dict__.get("__slots__", ()) if not name.startswith("_"))
-        cls._fields = tuple(getattr(cls.__mro__[1], "_fields", ())) + own
-        cls.__init__ = _initializer(cls._fields)  # type: ignore[method-assign]
-
-    def deep_replace(self, old: CSTNode, new: CSTNode) -> CSTNode:
-        """A copy of this tree with ``old`` replaced by ``new`` (as libcst's: every node a new one, so none of
-        them has a position in the file)."""
-        if self is old:
-            return new
-        copy = type(self).__new__(type(self))
-        copy._pos = None
-        for name in self._fields:
-            value = getattr(self, name, None)
-            if isinstance(value, CSTNode):
-                value = value.deep_replace(old, new)
-            elif isinstance(value, list):
-                value = [v.deep_replace(old, new) if isinstance(v, CSTNode) else v for v in value]
-            object.__setattr__(copy, name, value)
-        return copy
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f, None)!r}' for f in self._fields)})"
-
-
-def _initializer(fields: tuple[str, ...]) -> Any:
-    """An ``__init__`` taking ``fields`` in order (each may be given by name; missing ones are None): written
-    out per class, a tree is built a third faster than with a loop over the fields."""
-    params = "".join(f", {f}=None" for f in fields)
-    body = "".join(f"\n    self.{f} = {f}" for f in fields)
-    namespace: dict[str, Any] = {}
-    exec(f"def __init__(self{params}):\n    self._pos = None{body}", namespace)
-    return namespace["__init__"]
-
-
-BaseExpression = CSTNode
-BaseStatement = CSTNode
-
-
-class Module(CSTNode):
-    __slots__ = ("body", "source")
-    body: list
-    source: Source
-
-    @property
-    def code(self) -> str:
-        return self.source.text
-
-    def code_for_node(self, node: CSTNode) -> str:
-        return code_of(node)
-
-
-
-# -- statements ------------------------------------------------------------------------------------
-
-class SimpleStatementLine(CSTNode):
-    __slots__ = ("body",)
-    body: list
-
-
-class SimpleStatementSuite(CSTNode):
-    __slots__ = ("body",)
-    body: list
-
-
-class IndentedBlock(CSTNode):
-    __slots__ = ("body",)
-    body: list
-
-
-Suite = Union[IndentedBlock, SimpleStatementSuite]
-
-
-class Else(CSTNode):
-    __slots__ = ("body",)
-    body: Suite
-
-
-class Finally(CSTNode):
-    __slots__ = ("body",)
-    body: Suite
-
-
-class If(CSTNode):
-    __slots__ = ("test", "body", "orelse")
-    test: CSTNode
-    body: Suite
-    orelse: Union[If, Else, None]
-
-
-class For(CSTNode):
-    __slots__ = ("target", "iter", "body", "orelse")
-    target: CSTNode
-    iter: CSTNode
-    body: Suite
-    orelse: Optional[Else]
-
-
-class While(CSTNode):
-    __slots__ = ("test", "body", "orelse")
-    test: CSTNode
-    body: Suite
-    orelse: Optional[Else]
-
-
-class AsName(CSTNode):
-    __slots__ = ("name",)
-    name: CSTNode
-
-
-class ExceptHandler(CSTNode):
-    __slots__ = ("type", "name", "body")
-    type: Optional[CSTNode]
-    name: Optional[AsName]
-    body: Suite
-
-
-class ExceptStarHandler(ExceptHandler):
-    __slots__ = ()
-
-
-class Try(CSTNode):
-    __slots__ = ("body", "handlers", "orelse", "finalbody")
-    body: Suite
-    handlers: list
-    orelse: Optional[Else]
-    finalbody: Optional[Finally]
-
-
-class TryStar(Try):
-    __slots__ = ()
-
-
-class WithItem(CSTNode):
-    __slots__ = ("item", "asname")
-    item: CSTNode
-    asname: Optional[AsName]
-
-
-class With(CSTNode):
-    __slots__ = ("items", "body")
-    items: list
-    body: Suite
-
-
-class Param(CSTNode):
-    __slots__ = ("name", "default", "annotation")
-    name: Name
-    default: Optional[CSTNode]
-    annotation: Optional[CSTNode]
-
-
-class Parameters(CSTNode):
-    __slots__ = ("params", "posonly_params", "kwonly_params", "star_arg", "star_kwarg")
-    params: list
-    posonly_params: list
-    kwonly_params: list
-    star_arg: Optional[Param]
-    star_kwarg: Optional[Param]
-
-
-class Decorator(CSTNode):
-    __slots__ = ("decorator",)
-    decorator: CSTNode
-
-
-class FunctionDef(CSTNode):
-    __slots__ = ("name", "params", "body", "decorators", "asynchronous")
-    name: Name
-    params: Parameters
-    body: Suite
-    decorators: list
-    asynchronous: bool
-
-
-class ClassDef(CSTNode):
-    __slots__ = ("name", "bases", "keywords", "body", "decorators")
-    name: Name
-    bases: list
-    keywords: list
-    body: Suite
-    decorators: list
-
-
-class MatchCase(CSTNode):
-    __slots__ = ("body",)
-    body: Suite
-
-
-class Match(CSTNode):
-    __slots__ = ("subject", "cases")
-    subject: CSTNode
-    cases: list
-
-
-class AssignTarget(CSTNode):
-    __slots__ = ("target",)
-    target: CSTNode
-
-
-class Assign(CSTNode):
-    __slots__ = ("targets", "value")
-    targets: list
-    value: CSTNode
-
-
-class AnnAssign(CSTNode):
-    __slots__ = ("target", "annotation", "value")
-    target: CSTNode
-    annotation: CSTNode
-    value: Optional[CSTNode]
-
-
-class AugAssign(CSTNode):
-    __slots__ = ("target", "operator", "value")
-    target: CSTNode
-    operator: CSTNode
-    value: CSTNode
-
-
-class Expr(CSTNode):
-    __slots__ = ("value",)
-    value: CSTNode
-
-
-class Return(CSTNode):
-    __slots__ = ("value",)
-    value: Optional[CSTNode]
-
-
-class ImportAlias(CSTNode):
-    __slots__ = ("name", "asname")
-    name: CSTNode  # Name or Attribute
-    asname: Optional[AsName]
-
-
-class ImportStar(CSTNode):
-    __slots__ = ()
-
-
-class Import(CSTNode):
-    __slots__ = ("names",)
-    names: list
-
-
-class ImportFrom(CSTNode):
-    __slots__ = ("module", "names", "relative")
-    module: Optional[CSTNode]
-    names: Any  # list of ImportAlias, or ImportStar
-    relative: list
-
-
-class NameItem(CSTNode):
-    __slots__ = ("name",)
-    name: Name
-
-
-class Global(CSTNode):
-    __slots__ = ("names",)
-    names: list
-
-
-class Nonlocal(CSTNode):
-    __slots__ = ("names",)
-    names: list
-
-
-class Other(CSTNode):
-    """A statement or expression the extraction does not read (``pass``, ``raise``, a lambda, a
-    comprehension ...): ``kind`` is CPython's ast class name."""
-
-    __slots__ = ("kind",)
-    kind: str
-
-
-# -- expressions -----------------------------------------------------------------------------------
-
-class Name(CSTNode):
-    __slots__ = ("value",)
-    value: str
-
-
-class Attribute(CSTNode):
-    __slots__ = ("value", "attr")
-    value: CSTNode
-    attr: Name
-
-
-class Arg(CSTNode):
-    __slots__ = ("value", "keyword", "star")
-    value: CSTNode
-    keyword: Optional[Name]
-    star: str  # "", "*" or "**"
-
-
-class Call(CSTNode):
-    __slots__ = ("func", "args")
-    func: CSTNode
-    args: list
-
-
-class Index(CSTNode):
-    __slots__ = ("value",)
-    value: CSTNode
-
-
-class Slice(CSTNode):
-    __slots__ = ("lower", "upper", "step")
-    lower: Optional[CSTNode]
-    upper: Optional[CSTNode]
-    step: Optional[CSTNode]
-
-
-class SubscriptElement(CSTNode):
-    __slots__ = ("slice",)
-    slice: Union[Index, Slice]
-
-
-class Subscript(CSTNode):
-    __slots__ = ("value", "slice")
-    value: CSTNode
-    slice: list
-
-
-class SimpleString(CSTNode):
-    __slots__ = ("value", "_evaluated")
-    value: str  # the literal as written, prefix and quotes included
-    _evaluated: Any  # its value as CPython's tree gives it; unset on a node built by hand or a part of an implicit
-    # concatenation (``values.literal`` then reads ``value``)
-
-    @property
-    def prefix(self) -> str:
-        return _prefix(self.value)
-
-    @property
-    def quote(self) -> str:
-        rest = self.value[len(self.prefix):]
-        return rest[:3] if rest[:3] in ('"""', "'''") else rest[:1]
-
-
-class ConcatenatedString(CSTNode):
-    __slots__ = ("left", "right")
-    left: CSTNode
-    right: CSTNode
-
-
-class FormattedStringText(CSTNode):
-    __slots__ = ("value",)
-    value: str  # (the text's value: escapes and doubled braces already read)
-
-
-class FormattedStringExpression(CSTNode):
-    __slots__ = ("expression", "conversion", "format_spec")
-    expression: CSTNode
-    conversion: Optional[str]
-    format_spec: Optional[list]
-
-
-class FormattedString(CSTNode):
-    __slots__ = ("parts", "prefix")
-    parts: list
-    prefix: str
-
-
-class Integer(CSTNode):
-    __slots__ = ("value", "_evaluated")
-    value: str
-    _evaluated: Any
-
-
-class Float(CSTNode):
-    __slots__ = ("value", "_evaluated")
-    value: str
-    _evaluated: Any
-
-
-class Imaginary(CSTNode):
-    __slots__ = ("value", "_evaluated")
-    value: str
-    _evaluated: Any
-
-
-class Ellipsis(CSTNode):  # noqa: A001 - libcst's name
-    __slots__ = ()
-
-
-class UnaryOperation(CSTNode):
-    __slots__ = ("operator", "expression")
-    operator: BaseUnaryOp
-    expression: CSTNode
-
-
-class BinaryOperation(CSTNode):
-    __slots__ = ("left", "operator", "right")
-    left: CSTNode
-    operator: CSTNode
-    right: CSTNode
-
-
-class BooleanOperation(CSTNode):
-    __slots__ = ("left", "operator", "right")
-    left: CSTNode
-    operator: CSTNode
-    right: CSTNode
-
-
-class ComparisonTarget(CSTNode):
-    __slots__ = ("operator", "comparator")
-    operator: CSTNode
-    comparator: CSTNode
-
-
-class Comparison(CSTNode):
-    __slots__ = ("left", "comparisons")
-    left: CSTNode
-    comparisons: list
-
-
-class IfExp(CSTNode):
-    __slots__ = ("test", "body", "orelse")
-    test: CSTNode
-    body: CSTNode
-    orelse: CSTNode
-
-
-class Element(CSTNode):
-    __slots__ = ("value",)
-    value: CSTNode
-
-
-class StarredElement(CSTNode):
-    __slots__ = ("value",)
-    value: CSTNode
-
-
-class List(CSTNode):
-    __slots__ = ("elements",)
-    elements: list
-
-
-class Tuple(CSTNode):
-    __slots__ = ("elements",)
-    elements: list
-
-
-class Set(CSTNode):
-    __slots__ = ("elements",)
-    elements: list
-
-
-class DictElement(CSTNode):
-    __slots__ = ("key", "value")
-    key: CSTNode
-    value: CSTNode
-
-
-class StarredDictElement(CSTNode):
-    __slots__ = ("value",)
-    value: CSTNode
-
-
-class Dict(CSTNode):
-    __slots__ = ("elements",)
-    elements: list
-
-
-class NamedExpr(CSTNode):
-    __slots__ = ("target", "value")
-    target: CSTNode
-    value: CSTNode
-
-
-class Await(CSTNode):
-    __slots__ = ("expression",)
-    expression: CSTNode
-
-
-# operators: one shared instance per kind, named as libcst names them (values.binop reads the names)
-
-class BaseUnaryOp(CSTNode):
-    __slots__ = ()
-
-
-class Minus(BaseUnaryOp):
-    __slots__ = ()
-
-
-class Plus(BaseUnaryOp):
-    __slots__ = ()
-
-
-class Not(BaseUnaryOp):
-    __slots__ = ()
-
-
-class BitInvert(BaseUnaryOp):
-    __slots__ = ()
-
-
-class And(CSTNode):
-    __slots__ = ()
-
-
-class Or(CSTNode):
-    __slots__ = ()
-
-
-class Equal(CSTNode):
-    __slots__ = ()
-
-
-def _operator_kinds(names: dict[Any, str], suffix: str = "") -> dict[type, CSTNode]:
-    out: dict[type, CSTNode] = {}
-    for ast_type, name in names.items():
-        cls = globals().get(name + suffix)
-        if cls is None:
-            cls = type(name + suffix, (CSTNode,), {"__slots__": ()})
-            globals()[name + suffix] = cls
-        out[ast_type] = cls()
-    return out
-
-
-_BINARY_NAMES = {ast.Add: "Add", ast.Sub: "Subtract", ast.Mult: "Multiply", ast.Div: "Divide",
-                 ast.FloorDiv: "FloorDivide", ast.Mod: "Modulo", ast.Pow: "Power", ast.LShift: "LeftShift",
-                 ast.RShift: "RightShift", ast.BitOr: "BitOr", ast.BitAnd: "BitAnd", ast.BitXor: "BitXor",
-                 ast.MatMult: "MatrixMultiply"}
-_BINARY = _operator_kinds(_BINARY_NAMES)
-_AUGMENTED = _operator_kinds(_BINARY_NAMES, "Assign")
-_COMPARISON = _operator_kinds({ast.Eq: "Equal", ast.NotEq: "NotEqual", ast.Lt: "LessThan", ast.Gt: "GreaterThan",
-                               ast.LtE: "LessThanEqual", ast.GtE: "GreaterThanEqual", ast.Is: "Is",
-                               ast.IsNot: "IsNot", ast.In: "In", ast.NotIn: "NotIn"})
-_UNARY = {ast.USub: Minus(), ast.UAdd: Plus(), ast.Not: Not(), ast.Invert: BitInvert()}
-_AND, _OR = And(), Or()
-
-
-# -- positions and text ----------------------------------------------------------------------------
-
-Place = tuple  # (line, column, end line, end column): 1-based, columns in characters, end exclusive
-
-
-def range_of(node: CSTNode) -> Optional[Place]:
-    """The 1-based range of ``node``, parentheses around it excluded; None when unknown. (An argument or
-    element written without a keyword covers its value's parentheses, as in libcst.)"""
-    pos = getattr(node, "_pos", None)
-    src = getattr(node, "_src", None)
-    if pos is None or src is None:
-        return None
-    if type(node) in (Arg, Element) and not getattr(node, "keyword", None) and not getattr(node, "star", ""):
-        span = _own_span(node.value)  # type: ignore[attr-defined]
-        if span is not None:
-            (line, column), (end_line, end_column) = src.position(span[0]), src.position(span[1])
-            return (line, column + 1, end_line, end_column + 1)
-    if type(node) is Tuple and node.elements:
-        start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
-        text = src.text
-        if text[start] == "(" and text[end - 1] == ")" and _closing(text, start) == end - 1:
-            start, end = _inside(text, start, end)
-            (line, column), (end_line, end_column) = src.position(start), src.position(end)
-            return (line, column + 1, end_line, end_column + 1)
-    line, col, end_line, end_col = pos
-    return (line, src.column(line, col) + 1, end_line, src.column(end_line, end_col) + 1)
-
-
-def _closing(text: str, start: int) -> int:
-    """Offset of the bracket closing the one at ``start``, string literals and comments skipped; -1 when
-    there is none."""
-    depth = 0
-    i, n = start, len(text)
-    while i < n:
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-        elif c == "#":
-            while i < n and text[i] not in "\r\n":
-                i += 1
-            continue
-        elif c in "'\"":
-            quote = text[i: i + 3] if text[i: i + 3] in ("'''", '"""') else c
-            i += len(quote)
-            while i < n and not text.startswith(quote, i):
-                i += 2 if text[i] == "\\" else 1
-            i += len(quote)
-            continue
-        i += 1
-    return -1
-
-
-def code_of(node: CSTNode) -> str:
-    """The source text of ``node``, with the parentheses that belong to it (libcst's ``code_for_node``
-    of the node, stripped); "" when unknown."""
-    span = _own_span(node)
-    if span is None:
-        return ""
-    src = node._src
-    text = src.text[span[0]: span[1]]
-    if "\n" in text or "\r" in text:
-        text = _without_block_indent(text, src.block_indent(src.position(span[0])[0]))
-    return text.strip()
-
-
-def _without_block_indent(text: str, indent: str) -> str:
-    """A multi-line node's text as libcst writes it out of its module: continuation lines lose the
-    indentation of the block the node is in (``indent``), except lines that continue a string literal."""
-    if not indent:
-        return text
-    in_string: set[int] = set()
-    try:
-        for token in tokenize.generate_tokens(StringIO(text).readline):
-            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
-                in_string.update(range(token.start[0] + 1, token.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    lines = LINE_BREAK.split(text)
-    breaks = LINE_BREAK.findall(text)
-    out = [lines[0]]
-    for number, (line, brk) in enumerate(zip(lines[1:], breaks), start=2):
-        out.append(brk)
-        continued = lines[number - 2].endswith("\\")  # (after a backslash the whitespace is kept as written)
-        keep = number in in_string or continued or not line.startswith(indent)
-        out.append(line if keep else line[len(indent):])
-    return "".join(out)
-
-
-def _own_span(node: CSTNode) -> Optional[tuple[int, int]]:
-    """(start, end) offsets of ``node`` with its own parentheses, or None when it has no position."""
-    pos = getattr(node, "_pos", None)
-    src = getattr(node, "_src", None)
-    if pos is None or src is None:
-        return None
-    text = src.text
-    start, end = src.offset(pos[0], pos[1]), src.offset(pos[2], pos[3])
-    opened = _parens_before(text, start)
-    if opened:
-        closed = _parens_after(text, end)
-        own = min(len(opened), len(closed)) - getattr(node, "_outer", 0)
-        if own > 0:
-            start, end = opened[own - 1], closed[own - 1] + 1
-    return start, end
-
-
-_BLANK = " \t\f\r\n\\"  # whitespace and line continuations
-
-
-def _forward(text: str, i: int, end: int) -> int:
-    """The first offset at or after ``i`` (before ``end``) that is not whitespace, a line continuation or
-    a comment."""
-    while i < end:
-        c = text[i]
-        if c == "#":
-            while i < end and text[i] not in "\r\n":
-                i += 1
-            continue
-        if c not in _BLANK:
-            break
-        i += 1
-    return i
-
-
-def _backward(text: str, i: int) -> int:
-    """The offset just after the last character before ``i`` that is not whitespace, a line continuation
-    or a comment."""
-    while i > 0:
-        c = text[i - 1]
-        if c in "\r\n":
-            cut = _comment_start(text, i - 1)
-            i = cut if cut is not None else i - 1
-            continue
-        if c not in _BLANK:
-            break
-        i -= 1
-    return i
-
-
-def _comment_start(text: str, line_end: int) -> Optional[int]:
-    """Where the comment of the line ending at ``line_end`` starts (a ``#`` with no open quote before it
-    on the line), or None."""
-    start = max(text.rfind("\n", 0, line_end), text.rfind("\r", 0, line_end)) + 1
-    hash_at = text.find("#", start, line_end)
-    if hash_at < 0 or text.count("'", start, hash_at) % 2 or text.count('"', start, hash_at) % 2:
-        return None
-    return hash_at
-
-
-def _inside(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span inside the brackets at ``start`` and ``end - 1``, without the whitespace, line
-    continuations and comments next to them."""
-    inner = _forward(text, start + 1, end - 1)
-    return inner, max(inner, _backward(text, end - 1))
-
-
-def _parens_before(text: str, start: int) -> list[int]:
-    """Offsets of the ``(`` directly before ``start`` (only whitespace, line continuations and comments
-    between), nearest first."""
-    out = []
-    i = _backward(text, start)
-    while i > 0 and text[i - 1] == "(":
-        out.append(i - 1)
-        i = _backward(text, i - 1)
-    return out
-
-
-def _parens_after(text: str, end: int) -> list[int]:
-    out = []
-    i, n = end, len(text)
-    while i < n:
-        c = text[i]
-        if c == ")":
-            out.append(i)
-        elif c == "#":
-            while i < n and text[i] not in "\r\n":
-                i += 1
-            continue
-        elif c not in " \t\f\r\n\\":
-            break
-        i += 1
-    return out
-
-
-# -- building --------------------------------------------------------------------------------------
-
-class Unparsable(Exception):
-    """CPython's parser rejected the text (``error`` holds its SyntaxError or other exception)."""
-
-    def __init__(self, error: BaseException):
-        super().__init__(str(error))
-        self.error = error
+from npu_audit.syntax.nodes import (
+    _AND,
+    _AUGMENTED,
+    _BINARY,
+    _COMPARISON,
+    _OR,
+    _UNARY,
+    AnnAssign,
+    Arg,
+    AsName,
+    Assign,
+    AssignTarget,
+    Attribute,
+    AugAssign,
+    Await,
+    BinaryOperation,
+    BooleanOperation,
+    Call,
+    ClassDef,
+    Comparison,
+    ComparisonTarget,
+    ConcatenatedString,
+    CSTNode,
+    Decorator,
+    Dict,
+    DictElement,
+    Element,
+    Ellipsis,
+    Else,
+    ExceptHandler,
+    ExceptStarHandler,
+    Expr,
+    Finally,
+    Float,
+    For,
+    FormattedString,
+    FormattedStringExpression,
+    FormattedStringText,
+    FunctionDef,
+    Global,
+    If,
+    IfExp,
+    Imaginary,
+    Import,
+    ImportAlias,
+    ImportFrom,
+    ImportStar,
+    IndentedBlock,
+    Index,
+    Integer,
+    List,
+    Match,
+    MatchCase,
+    Name,
+    NamedExpr,
+    NameItem,
+    Nonlocal,
+    Other,
+    Param,
+    Parameters,
+    Return,
+    Set,
+    SimpleStatementLine,
+    SimpleStatementSuite,
+    SimpleString,
+    Slice,
+    StarredDictElement,
+    StarredElement,
+    Subscript,
+    SubscriptElement,
+    Suite,
+    Try,
+    TryStar,
+    Tuple,
+    UnaryOperation,
+    While,
+    With,
+    WithItem,
+    _own_span,
+    _prefix,
+)
+from npu_audit.syntax.source import Source, _closing, _inside
+from npu_audit.text import LINE_BREAK
 
 
 class TooDeep(Exception):
-    """The tree would be deeper than the ``max_depth`` given to :func:`parse_module`; ``line`` and ``column``
+    """The tree would be deeper than the ``max_depth`` given to :func:`~npu_audit.syntax.parsing.parse_module`; ``line`` and ``column``
     (1-based, the column in characters) say where it got too deep."""
 
     def __init__(self, line: int, column: int, depth: int):
@@ -875,115 +110,6 @@ class TooDeep(Exception):
         self.line = line
         self.column = column
         self.depth = depth
-
-
-def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[Iterable[int]] = None,
-                 skip: Collection[int] = (), max_depth: Optional[int] = None) -> Module:
-    """The tree of ``text`` (``tree``: CPython's ast of it, when the caller has it). Raises
-    :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert.
-
-    ``keep``: only these top-level statements (indices into the module's body: a part of a helper module,
-    ``npu_audit.extract.demand``). ``skip``: ``id()`` of statements of ``tree``, at any depth, left out
-    (the statements a relevance slice drops, ``npu_audit.slicing``). Either way the statements built are
-    the ones a text with the others blanked out would give, at the same positions, without parsing again.
-
-    ``max_depth``: raise :class:`TooDeep` rather than build a tree deeper than that (counting nested
-    expressions, nested blocks, ``elif`` branches and the links of the chains built as nested nodes:
-    ``a and b and c``, implicit string concatenations, dotted names); checked as the tree is built, so it
-    costs next to nothing, and only the statements built count."""
-    if tree is None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-            raise Unparsable(exc) from exc
-    source = _source_of(text)
-    builder = _Builder(source, frozenset(skip), max_depth)
-    body = tree.body
-    if keep is not None:
-        wanted = set(keep)
-        body = [stmt for i, stmt in enumerate(body) if i in wanted]
-    module = Module(builder.block(body), source)
-    module._src = source
-    module._pos = (1, 0, len(source.starts), 0)
-    return module
-
-
-def _source_of(text: str) -> Source:
-    """A :class:`Source` of ``text``: the one made for one of the last texts built, when ``text`` is that
-    very text (the parts of a helper module are built from one text, one definition at a time)."""
-    global _recent_sources
-    recent = _recent_sources  # (replaced whole, never changed in place: threads of the language server)
-    for seen, source in recent:
-        if seen is text:
-            return source
-    source = Source(text)
-    _recent_sources = ((text, source),) + recent[:3]
-    return source
-
-
-_recent_sources: tuple[tuple[str, Source], ...] = ()
-
-_AST = ast.AST
-# Fields that never hold a child node: names and other plain values, and ``ctx`` (the Load/Store markers).
-_LEAF_FIELDS = frozenset({"ctx", "id", "attr", "arg", "asname", "module", "level", "kind", "type_comment",
-                          "conversion", "is_async"})
-# Per node class, the fields that may hold child nodes (the class's ``_fields`` less :data:`_LEAF_FIELDS`,
-# and less a constant's value): a ``Name`` or a ``Constant`` has none to look at.
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def python_children(node: ast.AST) -> list[ast.AST]:
-    """The child nodes of a CPython ast node, as ``ast.iter_child_nodes`` gives them but as a list, without
-    the ``Load``/``Store`` markers, and about twice as fast (the walks over whole files add up)."""
-    kind = type(node)
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(
-            name for name in kind._fields
-            if name not in _LEAF_FIELDS and not (kind is ast.Constant and name == "value"))
-    out: list[ast.AST] = []
-    for name in fields:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            out.extend([v for v in value if isinstance(v, _AST)])
-        elif isinstance(value, _AST):
-            out.append(value)
-    return out
-
-
-def python_walk(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` (the same nodes in the same breadth-first order) without the ``Load``/``Store``
-    markers, through :func:`python_children`: about twice as fast."""
-    todo = deque([node])
-    while todo:
-        node = todo.popleft()
-        todo.extend(python_children(node))
-        yield node
-
-
-@lru_cache(maxsize=16)
-def python_tree(text: str) -> Optional[ast.Module]:
-    """CPython's ast of ``text`` (shared by the steps that need it: one parse per text), or None when
-    CPython rejects it. The tree is shared: callers must not change it. (16 texts: the slice reads the
-    NPU names of the helpers a script imports, and the analysis reads the same helpers soon after; with 4,
-    a helper's text was parsed twice for one in six helper parses on the real tree.)"""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def parse_expression(text: str) -> CSTNode:
-    """The tree of one expression (tests and tools; raises :class:`Unparsable`)."""
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-        raise Unparsable(exc) from exc
-    return _Builder(Source(text)).expr(tree.body)
 
 
 _Literal = TypeVar("_Literal", "SimpleString", "Integer", "Float", "Imaginary")
@@ -1587,12 +713,6 @@ def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> 
     middle = lines[start[0]: end[0] - 1]
     return "\n".join([lines[start[0] - 1][start[1]:], *middle, lines[end[0] - 1][: end[1]]])
 
-
-def _prefix(literal: str) -> str:
-    i = 0
-    while i < len(literal) and literal[i] not in "'\"":
-        i += 1
-    return literal[:i].lower()
 
 
 def _relocated(tree: ast.JoinedStr, start: tuple[int, int]) -> list:

@@ -1,0 +1,255 @@
+"""The calls the interpreter reads: a helper function or class of the analysed code is followed into its
+body with the call's arguments, a method of a symbolic object is evaluated, and any other call goes to
+the APIs the interpreter knows (:mod:`npu_audit.extract.api`, :mod:`npu_audit.extract.tf2`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import npu_audit.extract.api as api
+import npu_audit.extract.flags as flags
+import npu_audit.extract.proto as proto
+import npu_audit.extract.values as values
+import npu_audit.syntax as cst
+from npu_audit.extract.frames import (
+    MAX_CALL_DEPTH,
+    Ambiguous,
+    Binding,
+    Frame,
+    InterpreterBase,
+)
+from npu_audit.extract.model import (
+    CallSite,
+    CodeFact,
+    SessionConfig,
+)
+from npu_audit.extract.symbols import (
+    UNKNOWN,
+    ArgsRef,
+    ClassRef,
+    ConfigRef,
+    Const,
+    FunctionRef,
+    InstanceRef,
+    ListRef,
+    ModuleRef,
+    ParserRef,
+    RunConfigRef,
+    SessionRef,
+    Sym,
+    Unknown,
+    to_python,
+)
+
+
+class Calls(InterpreterBase):
+    """The calls part of :class:`~npu_audit.extract.interpreter.Interpreter` (see the module docstring)."""
+
+    # ---------------------------------------------------------------------------------------
+    # calls
+
+    def _callee_name(self, func, frame: Frame) -> str:
+        """Dotted name of the callee with import aliases expanded ("tf.ConfigProto" -> "tensorflow.ConfigProto")."""
+        dotted = self._dotted(func)
+        if not dotted:
+            return ""
+        first, _, rest = dotted.partition(".")
+        full = frame.module.aliases.get(first, first)
+        return f"{full}.{rest}" if rest else full
+
+    def import_root(self, func, frame: Frame) -> Optional[str]:
+        """The top-level package a callee's dotted name is imported from (``requests`` for
+        ``requests.Session`` after ``import requests``, or for ``Session`` after ``from requests import
+        Session``), when that import leads outside the analysed tree; None when the callee is not reached
+        through such an import (a local name, an attribute of an object, a module of the tree, a star import)."""
+        dotted = self._dotted(func)
+        if not dotted:
+            return None
+        first = dotted.split(".", 1)[0]
+        imported = frame.module.aliases.get(first)
+        if imported is None or imported.startswith("."):
+            return None
+        sym = self.lookup(first, frame)
+        external = (isinstance(sym, ModuleRef) and sym.file is None) or (
+            isinstance(sym, Unknown) and sym.why == "imported")
+        return imported.split(".", 1)[0] if external else None
+
+    def arguments(self, call: cst.Call, frame: Frame, force: bool = True):
+        """Evaluate a call's arguments. ``force``: the values are consumed here (imported names are
+        loaded); user functions get them lazily, unknown functions never need them."""
+        positional, keywords = [], {}
+        for arg in call.args:
+            if arg.star:
+                self._eval(arg.value, frame)
+                continue
+            value = self._eval(arg.value, frame)
+            if force:
+                value = self.force(value, frame)
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = (value, arg.value, arg)
+            else:
+                positional.append((value, arg.value, arg))
+        return positional, keywords
+
+    def eval_call(self, call: cst.Call, frame: Frame) -> Sym:
+        func = call.func
+        full = self._callee_name(func, frame)
+        last = full.rsplit(".", 1)[-1] if full else ""
+        # method calls on symbolic objects
+        if isinstance(func, cst.Attribute):
+            base = self.force(self._eval(func.value, frame), frame)
+            method = func.attr.value
+            handled = self._method_call(base, method, call, frame)
+            if handled is not None:
+                return handled
+            callee = self.get_attr(base, method, func, frame)
+        else:
+            callee = self.force(self._eval(func, frame), frame)
+        if isinstance(callee, FunctionRef):
+            positional, keywords = self.arguments(call, frame, force=False)
+            return self.call_function(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
+        if isinstance(callee, ClassRef):
+            positional, keywords = self.arguments(call, frame, force=False)
+            return self.instantiate(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
+        return self._api_call(last, full, call, frame)
+
+    def _method_call(self, base: Sym, method: str, call: cst.Call, frame: Frame) -> Optional[Sym]:
+        made = proto.method_call(base, method, call, frame)
+        if made is not None:
+            return made
+        if isinstance(base, ListRef):
+            if method == "append" and len(call.args) == 1:
+                base.items.append(self.force(self._eval(call.args[0].value, frame), frame))
+                return Const(None)
+            if method == "extend" and len(call.args) == 1:
+                other = self.force(self._eval(call.args[0].value, frame), frame)
+                if isinstance(other, ListRef):
+                    base.items.extend(other.items)
+                elif isinstance(to_python(other), (list, tuple)):
+                    base.items.extend(Const(v, origin="resolved") for v in to_python(other))
+                else:
+                    base.exact = False
+                return Const(None)
+            if method in ("insert", "pop", "remove", "clear", "sort", "reverse"):
+                self.arguments(call, frame)
+                base.exact = False
+                return UNKNOWN
+        if isinstance(base, Const):
+            return self._const_method(base, method, call, frame)
+        if isinstance(base, ParserRef) or (isinstance(base, Unknown) and method == "add_argument"):
+            if method == "add_argument":
+                positional, keywords = self.arguments(call, frame)
+                flags.record_argument(frame.module, positional, keywords, call)
+                return UNKNOWN
+            if method == "parse_args":
+                self.arguments(call, frame)
+                return ArgsRef()
+            if method == "parse_known_args":
+                self.arguments(call, frame)
+                return ListRef(items=[ArgsRef(), UNKNOWN], exact=False)
+        if isinstance(base, Unknown) and method in ("parse_args",) and base.name is not None:
+            return ArgsRef()
+        return None
+
+    def _const_method(self, base: Const, method: str, call: cst.Call, frame: Frame) -> Optional[Sym]:
+        positional, keywords = self.arguments(call, frame)
+        return values.const_method(base, method, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()})
+
+    def call_function(self, fn: FunctionRef, args: list[Sym], kwargs: dict[str, Sym], call, frame: Frame,
+                      standalone: bool = False) -> Sym:
+        node = fn.node
+        if id(node) in self._active or len(self._active) >= MAX_CALL_DEPTH:
+            return UNKNOWN
+        if not standalone:
+            self._inlined.add(id(node))
+            self.project.add_call_edge(str(frame.module.file), str(fn.module.file))
+        calls = frame.calls + ((CallSite(frame.module.display, call, fn.qualname),) if call is not None else ())
+        defined_in = self.positions.definition(node)
+        inner_locals: dict[str, Binding] = {}
+        inner = Frame(
+            module=fn.module,
+            locals=inner_locals,
+            branches=list(frame.branches) if not standalone else [],
+            calls=calls if not standalone else (),
+            function=fn,
+            standalone=standalone or frame.standalone,
+            top=defined_in[0],
+            stmts=defined_in[1],
+            root=frame.root if not standalone else object(),
+        )
+        inner.base_depth = len(inner.branches)
+        params = node.params
+        ordered = list(params.posonly_params) + list(params.params)
+        given = list(args)
+        if fn.bound_self is not None:
+            given = [fn.bound_self] + given
+        default_frame = Frame(module=fn.module, locals=None, top=defined_in[0], stmts=defined_in[1])
+        for i, param in enumerate(ordered):
+            name = param.name.value
+            if i < len(given):
+                sym = given[i]
+            elif name in kwargs:
+                sym = kwargs[name]
+            elif param.default is not None:
+                sym = self._eval(param.default, default_frame)
+                if isinstance(sym, Const) and sym.origin == "literal":
+                    sym = Const(sym.value, origin="resolved", node=sym.node, path=sym.path)
+                if standalone and isinstance(sym, Const) and sym.value is None:
+                    sym = Unknown(name=name)  # `param=None` in a helper nobody calls: "optional", not None
+            else:
+                sym = Unknown(name=name)
+            inner_locals[name] = Binding(sym, inner.branch_key())
+        for param in params.kwonly_params:
+            name = param.name.value
+            if name in kwargs:
+                sym = kwargs[name]
+            elif param.default is not None:
+                sym = self._eval(param.default, default_frame)
+            else:
+                sym = Unknown(name=name)
+            inner_locals[name] = Binding(sym, inner.branch_key())
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                inner_locals[star.name.value] = Binding(UNKNOWN, inner.branch_key())
+        self._active.append(id(node))
+        self.functions_read.add(id(node))
+        try:
+            self.exec_block(self._suite(node.body), inner)
+        except RecursionError:
+            pass
+        finally:
+            self._active.pop()
+        return values.merge_returns(inner.returns)
+
+    def instantiate(self, cls: ClassRef, args, kwargs, call, frame: Frame) -> Sym:
+        instance = InstanceRef(cls=cls)
+        frame.module.attr_holders.append(instance)
+        init = cls.lookup("__init__")
+        if isinstance(init, FunctionRef):
+            bound = FunctionRef(init.node, init.module, owner=cls, bound_self=instance, qualname=init.qualname)
+            self.call_function(bound, args, kwargs, call, frame)
+        return instance
+
+    # ---------------------------------------------------------------------------------------
+    # known APIs
+
+    def new_config(self, kind: str, node, frame: Frame, variable: Optional[str] = None) -> SessionConfig:
+        config = SessionConfig(kind=kind, path=frame.module.display, node=node, variable=variable, calls=frame.calls)
+        self.configs.append(config)
+        return config
+
+    def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame) -> Sym:
+        tf2 = self.tf2.call(last, full, call, frame)
+        if tf2 is not None:
+            return tf2
+        return api.call(self, self.api, last, full, call, frame)
+
+    def attach_fact(self, sess: Optional[Sym], fact: CodeFact) -> None:
+        """Attach a code fact about a session (set_iteration_per_loop) to the config it runs with."""
+        if isinstance(sess, SessionRef) and isinstance(sess.config, (ConfigRef, RunConfigRef)):
+            sess.config.config.facts.append(fact)
+        elif isinstance(sess, Ambiguous):
+            return  # one of several sessions: where the calls are followed in order, the fact has its own
+        elif not isinstance(sess, SessionRef):
+            self.loose_facts.append(fact)  # the session is unknown: checks may pair it with the file's config
+        # else: a session whose config npu-audit cannot see; do not pair it with another config
