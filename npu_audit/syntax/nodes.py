@@ -13,7 +13,7 @@ Each class's ``__init__`` is written out for its fields and compiled once, at im
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
+from functools import cache
 from typing import Any, Optional, Union
 
 from npu_audit.syntax.source import (
@@ -70,7 +70,7 @@ class CSTNode:
         return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f, None)!r}' for f in self._fields)})"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _initializer(fields: tuple[str, ...]) -> Any:
     """An ``__init__`` taking ``fields`` in order (each may be given by name; missing ones are None): written
     out for the fields, a tree is built faster than with a loop over them. Classes with the same fields (the
