@@ -197,6 +197,7 @@ def _run(args, parser) -> int:
         return EXIT_ERROR
     _clear_progress(progress)
     _warn(resolver)
+    _note_cache_refusals()
 
     if args.show_config:
         return _show_config(args, report, kb, overrides)
@@ -267,11 +268,16 @@ def _error_lines(exc) -> None:
 
 
 def _note_cache_refusals() -> None:
-    """Say once why this run caches nothing in the user's cache folder (a key file that cannot be trusted)."""
+    """Say once why this run caches nothing in the user's cache folder (a key file that cannot be trusted),
+    and what the result cache has to say (refused or turned off, entries it did not trust). None of it
+    changes the exit code: a run without a cache finds the same."""
     from npu_audit import user_cache
 
     for note in user_cache.refusals():
         print(f"npu-audit: warning: {note}", file=sys.stderr)
+    if "npu_audit.cache" in sys.modules:  # (imported only by a run that used a result cache)
+        for note in sys.modules["npu_audit.cache"].notes():
+            print(f"npu-audit: warning: {note}", file=sys.stderr)
 
 
 def _warn(resolver) -> None:
