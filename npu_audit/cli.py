@@ -305,46 +305,10 @@ def _emit(args, text: str) -> None:
 
 
 def write_report(path: str, data: bytes) -> None:
-    """Write a report file atomically (a temporary file in the same folder, renamed over it).
+    """Write a report file atomically (:func:`npu_audit.fix.write.write_report`)."""
+    from npu_audit.fix.write import write_report as write
 
-    A new file gets the mode the umask gives (like any file the shell creates); an existing one
-    keeps its mode. A symlink is followed (the file it points to is replaced, the link stays); a
-    target that is not a regular file (``/dev/stdout``, a FIFO) is written in place."""
-    import secrets
-    import stat
-
-    target = os.path.realpath(path)
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        with open(target, "wb") as fh:
-            fh.write(data)
-        return
-    folder, name = os.path.split(target)
-    while True:
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.npu-audit.tmp")
-        try:
-            # 0o666 minus the umask for a new file; an existing file's mode is copied below
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if st is None else 0o600)
-            break
-        except FileExistsError:  # pragma: no cover - a name clash: draw again
-            continue
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if st is not None:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write(path, data)
 
 
 def _emit_report(args, report) -> int:
