@@ -146,16 +146,18 @@ def _matches(mac, expected: bytes) -> bool:
     return isinstance(mac, bytes) and hmac.compare_digest(mac, expected)
 
 
-def _link_problem(path: Path) -> Optional[str]:
-    """Why ``path`` must not be used by the cache (it is a link), or None (it is none, or does not exist)."""
+def _link_problem(path: Path, folder: bool = False) -> Optional[str]:
+    """Why ``path`` must not be used by the cache (it is a link), or None (it is none, or does not exist).
+    ``folder``: ``path`` is the cache folder itself."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
-    if stat_module.S_ISLNK(info.st_mode):
-        return (f"{path} is a symbolic link, and the cache never writes through a link (it could lead anywhere); "
-                f"remove it (npu-audit creates what it needs)")
-    return None
+    if not stat_module.S_ISLNK(info.st_mode):
+        return None
+    what = ("remove the link (npu-audit creates the folder), or give --cache-dir the folder it leads to" if folder
+            else "remove it (npu-audit creates what it needs)")
+    return f"{path} is a symbolic link, and the cache never reads or writes through a link (it could lead anywhere); {what}"
 
 
 def _stat(path: str) -> Optional[list]:
@@ -234,7 +236,7 @@ class Cache:
         database = self.folder / database_name()
         for path in (self.folder, database, *[Path(f"{database}{end}") for end in _COMPANIONS],
                      self.folder / ".gitignore"):
-            problem = _link_problem(path)
+            problem = _link_problem(path, path == self.folder)
             if problem:
                 self.disabled_reason = problem
                 return None

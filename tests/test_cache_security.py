@@ -150,6 +150,7 @@ def test_a_cache_folder_that_is_a_link_is_refused(project, tmp_path):
     assert os.listdir(elsewhere) == []
     notes = cache_lines(done)
     assert len(notes) == 1 and ".npu-audit-cache is a symbolic link" in notes[0], done.stderr
+    assert "remove the link" in notes[0]
 
 
 @pytest.mark.parametrize("end", ["", "-wal", "-shm", "-journal"])
@@ -194,6 +195,16 @@ def test_a_cache_folder_that_cannot_be_written_is_said_once(project, tmp_path):
     assert findings(done) == expected
     notes = cache_lines(done)
     assert len(notes) == 1 and "not used in this run" in notes[0], done.stderr
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc, where no folder can be created")
+def test_a_cache_folder_that_cannot_be_created_is_said_once(project, tmp_path):
+    expected = findings(audit(project, tmp_path / "home", "--no-cache"))
+    done = audit(project, tmp_path / "home", "--cache-dir", "/proc/npu-audit-cache")
+    assert findings(done) == expected and done.returncode == 1
+    notes = cache_lines(done)
+    assert len(notes) == 1 and "the result cache in /proc/npu-audit-cache is not used in this run" in notes[0]
+    assert "give --cache-dir a folder this user can write, or run with --no-cache" in notes[0]
 
 
 def test_without_a_key_nothing_is_cached(project, tmp_path):
