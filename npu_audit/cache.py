@@ -18,6 +18,13 @@ and its stat (size, mtime, inode, ctime) taken before it was analysed; the helpe
 files the analyses read are checked by their stat when the entry is used, the folders where their
 imports were looked for by their stat or else their digest.
 
+Every entry carries a MAC (HMAC-SHA-256 with this user's key, :func:`npu_audit.user_cache.secret_key`) over
+everything it asserts, its key included: the folder may be committed to the audited repository or restored
+from a shared CI cache, and an entry its user did not write is ignored (the run analyses the file and
+rewrites the entry) and counted for :func:`notes`. Without a key nothing is cached (:func:`open_cache`
+returns None), and a cache folder, database file or ``.gitignore`` that is a link is refused: nothing is
+read or written through a link that can lead out of the cache folder.
+
 A stat is trusted only when it is older than ``RACY_SECONDS`` at the time it was taken (a file changed
 again within the file system's timestamp resolution would keep it): a run with a file that recent is
 not kept whole, and a recent file or folder is kept in its entry without its stat (its content or
@@ -28,9 +35,11 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import hmac
 import json
 import os
 import sqlite3
+import stat as stat_module
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,14 +47,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
 
-from npu_audit import __version__
+from npu_audit import __version__, user_cache
 from npu_audit.findings import FileReport, Finding
 from npu_audit.imports import RECENT_SECONDS, listed_state
 
-SCHEMA = 7  # 4: from-imports listed with their names; parsed files carry their NPU exports;
+SCHEMA = 8  # 4: from-imports listed with their names; parsed files carry their NPU exports;
 #             5: plain keys, a clean file's imports one per line (a warm run reads 19,000 of them);
 #             6: change times, roots in the key, the imports an analysis resolved and the folders they depend on
 #             7: parsed files carry the files their option values come from (caller_inputs)
+#             8: every entry carries a MAC made with the user's key (an older, unsigned database is not read)
 
 #: The whole-run entries kept (the last commands run with this cache folder, one entry each).
 RUNS_KEPT = 4
@@ -53,10 +63,101 @@ RUNS_KEPT = 4
 RACY_SECONDS = RECENT_SECONDS
 _RACY_NS = RACY_SECONDS * 1_000_000_000
 _RUN_FORMAT = 1  # of a whole-run entry's value
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: The files the database consists of, besides the database itself (SQLite's journal, WAL and shared memory).
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+_notes: list[str] = []  # what this process has to say about its caches, each once (see notes())
+_ignored: dict[str, int] = {}  # cache folder -> entries whose MAC did not match
 
 
 def default_cache_dir() -> str:
     return os.environ.get("NPU_AUDIT_CACHE_DIR") or ".npu-audit-cache"
+
+
+def database_name() -> str:
+    """The name of the database file in a cache folder (it names the schema: another schema's is not read)."""
+    return f"results-v{SCHEMA}.sqlite3"
+
+
+def open_cache(folder: str) -> Optional[Cache]:
+    """The result cache in ``folder``, ready to use, or None when this run must not use one (a note for
+    :func:`notes` says why): no trustworthy key to sign entries with, the folder, the database (or its
+    journal, WAL or shared-memory file) or the folder's ``.gitignore`` is a link, or the folder cannot be
+    created, written or opened. A run without a cache finds what a run with one finds."""
+    key = user_cache.secret_key()
+    if key is None:
+        if not user_cache.was_refused():
+            where = user_cache.folder()
+            place = f"{where / user_cache.KEY_NAME}" if where is not None else "the user's cache folder (no home folder)"
+            _note(f"the result cache in {folder} is not used in this run: there is no key to sign its entries with "
+                  f"({place} could not be created; set XDG_CACHE_HOME to a folder of your own that can be written)")
+        return None
+    cache = Cache(folder, key)
+    if cache._connect() is None:
+        _note(f"the result cache in {folder} is not used in this run: {cache.disabled_reason}")
+        return None
+    return cache
+
+
+def notes() -> list[str]:
+    """What the caches of this process have to say (a cache refused or turned off and why, entries ignored
+    because their MAC did not match), each once: the notes not taken by an earlier call. The caller prints
+    them on stderr; none of them is an error (a run without a cache finds the same)."""
+    taken = list(_notes)
+    _notes.clear()
+    for folder, count in _ignored.items():
+        if count:
+            one = count == 1
+            taken.append(f"ignored {count} cache {'entry' if one else 'entries'} in {folder} that {'was' if one else 'were'}"
+                         f" not written by this user ({'its signature does' if one else 'their signatures do'} not match);"
+                         f" {'it is' if one else 'they are'} rewritten")
+    _ignored.clear()
+    return taken
+
+
+def _note(text: str) -> None:
+    if text not in _notes:
+        _notes.append(text)
+
+
+def _field(value) -> bytes:
+    """One field of what a MAC covers, unambiguous among the others: its type and length in front. A value
+    of a type the cache never writes (a float or a text where an integer was: a database edited by hand)
+    gives a field no MAC the cache made covers."""
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        return b"s%d:" % len(data) + data
+    if value is None:
+        return b"n"
+    if type(value) is int:
+        return b"i%d" % value
+    if isinstance(value, bytes):
+        return b"b%d:" % len(value) + value
+    return b"?"
+
+
+def _mac(key: bytes, table: bytes, *values) -> bytes:
+    """The MAC of one row of ``table``: every column it asserts, its key first."""
+    return user_cache.sign(key, table + b"\0" + b"\0".join([_field(v) for v in values]))
+
+
+def _matches(mac, expected: bytes) -> bool:
+    return isinstance(mac, bytes) and hmac.compare_digest(mac, expected)
+
+
+def _link_problem(path: Path, folder: bool = False) -> Optional[str]:
+    """Why ``path`` must not be used by the cache (it is a link), or None (it is none, or does not exist).
+    ``folder``: ``path`` is the cache folder itself."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat_module.S_ISLNK(info.st_mode):
+        return None
+    what = ("remove the link (npu-audit creates the folder), or give --cache-dir the folder it leads to" if folder
+            else "remove it (npu-audit creates what it needs)")
+    return f"{path} is a symbolic link, and the cache never reads or writes through a link (it could lead anywhere); {what}"
 
 
 def _stat(path: str) -> Optional[list]:
@@ -103,8 +204,13 @@ def _digest(path: str) -> Optional[str]:
 
 
 class Cache:
-    def __init__(self, folder: str):
+    """The result cache in one folder; use :func:`open_cache`, which says why a run cannot use one. ``key``:
+    what signs the entries (by default this user's :func:`npu_audit.user_cache.secret_key`; without one
+    nothing is read or written)."""
+
+    def __init__(self, folder: str, key: Optional[bytes] = None):
         self.folder = Path(folder)
+        self._key = key if key is not None else user_cache.secret_key()
         self._db: Optional[sqlite3.Connection] = None
         self._token: Optional[str] = None
         self._rows: Optional[dict] = None
@@ -118,31 +224,54 @@ class Cache:
         self._watched: dict[str, tuple] = {}
         self._unsure = False
         self._renewed: list[tuple[str, str]] = []  # (folders, key) of entries whose folders are rewritten
-        self.disabled_reason: Optional[str] = None
+        self.disabled_reason: Optional[str] = None  # why the cache is not used (any more) in this run
+        if self._key is None:
+            self.disabled_reason = "there is no key to sign its entries with"
 
     def _connect(self) -> Optional[sqlite3.Connection]:
-        if self._db is not None or self.disabled_reason:
+        if self.disabled_reason:  # (not used, or not any more: an error said why)
+            return None
+        if self._db is not None:
             return self._db
+        database = self.folder / database_name()
+        for path in (self.folder, database, *[Path(f"{database}{end}") for end in _COMPANIONS],
+                     self.folder / ".gitignore"):
+            problem = _link_problem(path, path == self.folder)
+            if problem:
+                self.disabled_reason = problem
+                return None
+        if self.folder.exists() and not self.folder.is_dir():
+            self.disabled_reason = (f"{self.folder} is not a folder (give --cache-dir a folder, or remove the file, "
+                                    "or run with --no-cache)")
+            return None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            gitignore = self.folder / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# created by npu-audit\n*\n", encoding="utf-8")
-            db = sqlite3.connect(str(self.folder / f"results-v{SCHEMA}.sqlite3"), timeout=30, isolation_level=None)
+            _create(self.folder / ".gitignore", b"# created by npu-audit\n*\n")
+            db = sqlite3.connect(str(database), timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, token TEXT NOT NULL, size INTEGER,"
                        " mtime INTEGER, ctime INTEGER, hash TEXT, deps TEXT NOT NULL, folders TEXT NOT NULL,"
-                       " resolutions TEXT NOT NULL, report TEXT NOT NULL, text TEXT)")
-            db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                       " resolutions TEXT NOT NULL, report TEXT NOT NULL, text TEXT, rmac BLOB, mac BLOB)")
+            db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL, mac BLOB)")
             db.execute("CREATE TABLE IF NOT EXISTS run_results (key TEXT PRIMARY KEY, command TEXT NOT NULL,"
-                       " value TEXT NOT NULL, texts TEXT NOT NULL)")
-            db.execute("CREATE TABLE IF NOT EXISTS run_texts (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
+                       " value TEXT NOT NULL, texts TEXT NOT NULL, mac BLOB)")
+            db.execute("CREATE TABLE IF NOT EXISTS run_texts (key TEXT PRIMARY KEY, text TEXT NOT NULL, mac BLOB)")
             self._db = db
         except (OSError, sqlite3.Error) as exc:
-            self.disabled_reason = f"cache disabled: {exc}"
+            self.disabled_reason = _why_not(self.folder, exc)
             self._db = None
         return self._db
+
+    def _failed(self, exc: Exception) -> None:
+        """Stop using the cache for the rest of the run after an error writing it, and say so once."""
+        self.disabled_reason = _why_not(self.folder, exc)
+        _note(f"the result cache in {self.folder} is not used for the rest of this run: {self.disabled_reason}")
+
+    def _ignore(self) -> None:
+        """Count an entry whose MAC does not match: it is treated as missing (and rewritten by this run)."""
+        name = str(self.folder)
+        _ignored[name] = _ignored.get(name, 0) + 1
 
     def tool_token(self) -> str:
         """What every entry depends on besides its file: cache schema, npu-audit version, knowledge base."""
@@ -158,10 +287,15 @@ class Cache:
         if db is None:
             return None
         try:
-            row = db.execute("SELECT value FROM runs WHERE key = ?", (key,)).fetchone()
+            row = db.execute("SELECT value, mac FROM runs WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error:
             return None
-        return row[0] if row else None
+        if row is None:
+            return None
+        if not _matches(row[1], _mac(self._key, b"runs", key, row[0])):
+            self._ignore()
+            return None
+        return row[0]
 
     def put_run_fact(self, key: str, value: str) -> None:
         db = self._connect()
@@ -169,9 +303,10 @@ class Cache:
             return
         try:
             db.execute("DELETE FROM runs")  # one run's facts are kept: the last one
-            db.execute("INSERT OR REPLACE INTO runs (key, value) VALUES (?, ?)", (key, value))
+            db.execute("INSERT OR REPLACE INTO runs (key, value, mac) VALUES (?, ?, ?)",
+                       (key, value, _mac(self._key, b"runs", key, value)))
         except sqlite3.Error as exc:
-            self.disabled_reason = f"cache disabled: {exc}"
+            self._failed(exc)
 
     # whole runs -----------------------------------------------------------------------------------
 
@@ -232,11 +367,16 @@ class Cache:
         if db is None:
             return None
         try:
-            row = db.execute("SELECT value FROM run_results WHERE key = ?", (snapshot.key,)).fetchone()
+            row = db.execute("SELECT command, value, texts, mac FROM run_results WHERE key = ?",
+                             (snapshot.key,)).fetchone()
         except sqlite3.Error:
             return None
         if row is None:
             return None
+        if not _matches(row[3], _mac(self._key, b"run_results", snapshot.key, row[0], row[1], row[2])):
+            self._ignore()
+            return None
+        row = row[1:]
         try:
             data = json.loads(row[0])
             if data["v"] != _RUN_FORMAT or data["files"] != len(files):
@@ -301,13 +441,18 @@ class Cache:
         db = self._connect()
         if db is None:
             return
-        with _transaction(db):
+        names = json.dumps(sorted(texts))
+        key = self._key
+        with _transaction(db, self):
             db.execute("DELETE FROM run_results WHERE command = ? OR key = ?", (snapshot.command, snapshot.key))
-            db.execute("INSERT INTO run_results (key, command, value, texts) VALUES (?, ?, ?, ?)",
-                       (snapshot.key, snapshot.command, value, json.dumps(sorted(texts))))
+            db.execute("INSERT INTO run_results (key, command, value, texts, mac) VALUES (?, ?, ?, ?, ?)",
+                       (snapshot.key, snapshot.command, value, names,
+                        _mac(key, b"run_results", snapshot.key, snapshot.command, value, names)))
             db.execute("DELETE FROM run_results WHERE rowid NOT IN"
                        " (SELECT rowid FROM run_results ORDER BY rowid DESC LIMIT ?)", (RUNS_KEPT,))
-            db.executemany("INSERT OR IGNORE INTO run_texts (key, text) VALUES (?, ?)", texts.items())
+            # (replacing what is there: a text with the same key but not this user's MAC is not kept)
+            db.executemany("INSERT OR REPLACE INTO run_texts (key, text, mac) VALUES (?, ?, ?)",
+                           [(name, text, _mac(key, b"run_texts", name, text)) for name, text in texts.items()])
             used = set()
             for (names,) in db.execute("SELECT texts FROM run_results"):
                 used.update(json.loads(names))
@@ -321,10 +466,15 @@ class Cache:
             return {}
         keys = sorted({key for key, in refs})
         found: dict[str, str] = {}
+        secret = self._key
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
-            found.update(db.execute(f"SELECT key, text FROM run_texts WHERE key IN ({', '.join('?' * len(chunk))})",
-                                    chunk))
+            for key, text, mac in db.execute(
+                    f"SELECT key, text, mac FROM run_texts WHERE key IN ({', '.join('?' * len(chunk))})", chunk):
+                if _matches(mac, _mac(secret, b"run_texts", key, text)):
+                    found[key] = text
+                else:  # (missing: the whole run is not used)
+                    self._ignore()
         return found
 
     # folders where imports were looked for ----------------------------------------------------------
@@ -363,7 +513,12 @@ class Cache:
         if db is None:
             return False
         try:
-            row = db.execute("SELECT resolutions FROM entries WHERE key = ?", (key,)).fetchone()
+            row = db.execute("SELECT resolutions, rmac FROM entries WHERE key = ?", (key,)).fetchone()
+            kept = self._rows.get(key) if self._rows is not None else None
+            # (the entry's MAC, checked when it was read, covers this MAC of its resolutions)
+            if kept is None or row[1] != kept[9] or not _matches(row[1], _mac(self._key, b"resolutions", key, row[0])):
+                self._ignore()
+                return False
             for roots, asked in json.loads(row[0]).items():
                 roots = tuple(roots.split("\1")) if roots else ()
                 for dotted, level, from_dir, answer in asked:
@@ -373,7 +528,10 @@ class Cache:
             return False
         for folder, state in states.items():
             self._vouch(folder, *state)
-        self._renewed.append((json.dumps([[folder, *state] for folder, state in states.items()]), key))
+        folders_now = json.dumps([[folder, *state] for folder, state in states.items()])
+        token, size, mtime, ctime, digest, deps, _, report, text, rmac, _ = kept
+        self._renewed.append((folders_now, _mac(self._key, b"entries", key, token, size, mtime, ctime, digest, deps,
+                                                folders_now, report, text, rmac), key))
         return True
 
     # entries per file ------------------------------------------------------------------------------
@@ -388,7 +546,7 @@ class Cache:
 
     _cwd = None
 
-    def _key(self, job) -> str:
+    def _entry_key(self, job) -> str:
         if self._cwd is None:
             self._cwd = os.getcwd()
         # relative paths are relative to the working directory, which is part of the key; imports are
@@ -401,12 +559,16 @@ class Cache:
         rows = self._all_rows()
         if rows is None:
             return None
-        key = self._key(job)
+        key = self._entry_key(job)
         row = rows.get(key)
         if row is None:
             return None
-        token, size, mtime, ctime, digest, deps, folders, report, text = row
+        token, size, mtime, ctime, digest, deps, folders, report, text, rmac, mac = row
         if token != self._run_token(job):
+            return None
+        if not _matches(mac, _mac(self._key, b"entries", key, token, size, mtime, ctime, digest, deps, folders, report,
+                                  text, rmac)):
+            self._ignore()
             return None
         before = self._before.get(job.file)  # (the run's stat of the file, when it took one)
         if before is None or size is None or [before[0], before[1], before[3]] != [size, mtime, ctime]:
@@ -439,7 +601,7 @@ class Cache:
                 return None
             try:
                 self._rows = {row[0]: row[1:] for row in db.execute(
-                    "SELECT key, token, size, mtime, ctime, hash, deps, folders, report, text FROM entries")}
+                    "SELECT key, token, size, mtime, ctime, hash, deps, folders, report, text, rmac, mac FROM entries")}
             except sqlite3.Error:
                 return None
         return self._rows
@@ -483,42 +645,74 @@ class Cache:
         folders = report.watched_folders or []  # [folder, stat, digest] as the analysis saw them, before it looked
         for folder, fstat, fdigest in folders:
             self._vouch(folder, fstat, fdigest)
-        key = self._key(job)
+        key = self._entry_key(job)
         digest = report.content_hash or _digest(job.file)
+        token = self._run_token(job)
+        deps_text = json.dumps(deps) if deps else ""
+        folders_text = json.dumps(folders) if folders else ""
+        asked_text = json.dumps(asked) if asked else ""
+        encoded = _encode_report(report)
+        secret = self._key
+        rmac = _mac(secret, b"resolutions", key, asked_text)
+        mac = _mac(secret, b"entries", key, token, stat[0], stat[1], stat[2], digest, deps_text, folders_text, encoded,
+                   report.text, rmac)
         try:
             db.execute("INSERT OR REPLACE INTO entries (key, token, size, mtime, ctime, hash, deps, folders, resolutions,"
-                       " report, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (key, self._run_token(job), stat[0], stat[1], stat[2], digest, json.dumps(deps) if deps else "",
-                        json.dumps(folders) if folders else "", json.dumps(asked) if asked else "",
-                        _encode_report(report), report.text))
+                       " report, text, rmac, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (key, token, stat[0], stat[1], stat[2], digest, deps_text, folders_text, asked_text, encoded,
+                        report.text, rmac, mac))
         except sqlite3.Error as exc:
-            self.disabled_reason = f"cache disabled: {exc}"
+            self._failed(exc)
 
     def put_many(self, pairs) -> None:
         db = self._connect()
         if db is None:
             return
-        with _transaction(db):
+        with _transaction(db, self):
             for job, report in pairs:
                 self.put(job, report)
-            for folders, key in self._renewed:  # entries whose folders changed but not their imports' answers
-                db.execute("UPDATE entries SET folders = ? WHERE key = ?", (folders, key))
+            for folders, mac, key in self._renewed:  # entries whose folders changed but not their imports' answers
+                db.execute("UPDATE entries SET folders = ?, mac = ? WHERE key = ?", (folders, mac, key))
             self._renewed.clear()
 
 
 @contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+def _transaction(db: sqlite3.Connection, cache: Optional[Cache] = None) -> Iterator[None]:
     """One transaction: committed when the block ends, rolled back on an SQLite error (which is not raised:
-    a cache that cannot write only costs the next run its time)."""
+    a cache that cannot write only costs the next run its time; ``cache`` stops writing and says why once)."""
     try:
         db.execute("BEGIN")
         yield
         db.execute("COMMIT")
-    except sqlite3.Error:
+    except sqlite3.Error as exc:
         try:
             db.execute("ROLLBACK")
         except sqlite3.Error:
             pass
+        if cache is not None and not cache.disabled_reason:
+            cache._failed(exc)
+
+
+def _create(path: Path, data: bytes) -> None:
+    """Create ``path`` with ``data`` unless it exists; never through a link (O_NOFOLLOW, O_EXCL)."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666)
+    except FileExistsError:
+        return
+    try:
+        os.write(descriptor, data)
+    finally:
+        os.close(descriptor)
+
+
+def _why_not(folder: Path, exc: Exception) -> str:
+    """Why the cache in ``folder`` cannot be used, and what to do, from the error that says so."""
+    if isinstance(exc, OSError):
+        what = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        return (f"{what}{where}; give --cache-dir a folder this user can write, or run with --no-cache")
+    return (f"its database cannot be used ({exc}); remove {folder / database_name()} or give --cache-dir another "
+            "folder, or run with --no-cache")
 
 
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))

@@ -197,6 +197,7 @@ def _run(args, parser) -> int:
         return EXIT_ERROR
     _clear_progress(progress)
     _warn(resolver)
+    _note_cache_refusals()
 
     if args.show_config:
         return _show_config(args, report, kb, overrides)
@@ -267,11 +268,16 @@ def _error_lines(exc) -> None:
 
 
 def _note_cache_refusals() -> None:
-    """Say once why this run caches nothing in the user's cache folder (a key file that cannot be trusted)."""
+    """Say once why this run caches nothing in the user's cache folder (a key file that cannot be trusted),
+    and what the result cache has to say (refused or turned off, entries it did not trust). None of it
+    changes the exit code: a run without a cache finds the same."""
     from npu_audit import user_cache
 
     for note in user_cache.refusals():
         print(f"npu-audit: warning: {note}", file=sys.stderr)
+    if "npu_audit.cache" in sys.modules:  # (imported only by a run that used a result cache)
+        for note in sys.modules["npu_audit.cache"].notes():
+            print(f"npu-audit: warning: {note}", file=sys.stderr)
 
 
 def _warn(resolver) -> None:
@@ -299,46 +305,10 @@ def _emit(args, text: str) -> None:
 
 
 def write_report(path: str, data: bytes) -> None:
-    """Write a report file atomically (a temporary file in the same folder, renamed over it).
+    """Write a report file atomically (:func:`npu_audit.fix.write.write_report`)."""
+    from npu_audit.fix.write import write_report as write
 
-    A new file gets the mode the umask gives (like any file the shell creates); an existing one
-    keeps its mode. A symlink is followed (the file it points to is replaced, the link stays); a
-    target that is not a regular file (``/dev/stdout``, a FIFO) is written in place."""
-    import secrets
-    import stat
-
-    target = os.path.realpath(path)
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        with open(target, "wb") as fh:
-            fh.write(data)
-        return
-    folder, name = os.path.split(target)
-    while True:
-        tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.npu-audit.tmp")
-        try:
-            # 0o666 minus the umask for a new file; an existing file's mode is copied below
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if st is None else 0o600)
-            break
-        except FileExistsError:  # pragma: no cover - a name clash: draw again
-            continue
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if st is not None:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write(path, data)
 
 
 def _emit_report(args, report) -> int:

@@ -382,9 +382,9 @@ _INIT_PY = os.sep + "__init__.py"
 def _open_cache(options: RunOptions):
     if not options.cache_dir:
         return None  # (sqlite3 and the cache's code are not even imported: a one-file run without cache)
-    from npu_audit.cache import Cache
+    from npu_audit.cache import open_cache
 
-    return Cache(options.cache_dir)
+    return open_cache(options.cache_dir)  # (None when it cannot be used: npu_audit.cache.notes() says why)
 
 
 def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache,

@@ -29,6 +29,7 @@ MAC_BYTES = 32
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _key_memo: dict[Path, Optional[bytes]] = {}
 _refusals: list[str] = []
+_refused: set[Path] = set()  # the key files refused in this process
 
 
 def folder() -> Optional[Path]:
@@ -64,6 +65,12 @@ def refusals() -> list[str]:
     taken = list(_refusals)
     _refusals.clear()
     return taken
+
+
+def was_refused() -> bool:
+    """Whether a key file was refused in this process (:func:`refusals` gives, or gave, the reason): a caller
+    that finds no key need not say so again."""
+    return bool(_refused)
 
 
 def _load_or_create_key(path: Path) -> Optional[bytes]:
@@ -132,12 +139,13 @@ def _key_file_problem(info: os.stat_result) -> Optional[str]:
 
 
 def _refuse(path: Path, problem: str) -> None:
+    _refused.add(path)
     _refusals.append(f"{path} {problem}: npu-audit caches nothing in this run (remove the file to get a new key)")
 
 
 def sign(key: bytes, data: bytes) -> bytes:
     """The MAC of ``data`` under ``key`` (HMAC-SHA-256, :data:`MAC_BYTES` bytes)."""
-    return hmac.new(key, data, hashlib.sha256).digest()
+    return hmac.digest(key, data, hashlib.sha256)
 
 
 def signed(key: bytes, data: bytes) -> bytes:

@@ -8,6 +8,8 @@ kept whole (their ``stat`` could not vouch for their content), and these tests a
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import time
@@ -67,10 +69,14 @@ def _report_folder(tmp_path):
 
 
 def audit(cache: Path | None, *args: str, isolated: bool = True) -> str:
-    """The report of ``npu-audit ARGS .`` run in-process (``cache``: its folder; None: --no-cache)."""
+    """The report of ``npu-audit ARGS .`` run in-process (``cache``: its folder; None: --no-cache). The
+    cache says nothing on stderr: every entry it reads is one it wrote, signed with the user's key."""
     out = _reports[-1] / f"report-{time.monotonic_ns()}.out"
     options = ["--cache-dir", str(cache)] if cache is not None else ["--no-cache"]
-    main([*options, "--no-progress", *(["--isolated"] if isolated else []), "-o", str(out), *args, "."])
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        main([*options, "--no-progress", *(["--isolated"] if isolated else []), "-o", str(out), *args, "."])
+    assert "cache" not in said.getvalue(), said.getvalue()
     return out.read_text(encoding="utf-8")
 
 

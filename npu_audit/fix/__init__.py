@@ -4,7 +4,8 @@
   fixes keep the effective configuration (:mod:`.effective`); it returns data and never prints;
 * :mod:`.edits` applies edits at 1-based character positions;
 * :mod:`.diff` renders a fix as a unified diff in the file's own bytes;
-* :mod:`.atomic` writes fixed files atomically, refusing what would change more than the content.
+* :mod:`.atomic` writes fixed files atomically, refusing what would change more than the content;
+* :mod:`.write` is the temporary-file writing under it and under ``-o FILE``: it leaves no temporary file.
 
 Printing and exit codes belong to the callers (``npu_audit.cli``, ``npu_audit.lsp``).
 """

@@ -1,7 +1,7 @@
 """Writing fixed files: atomically, inside the checked folders, keeping what the file was.
 
 :func:`replace_file` replaces a checked file with its fixed bytes through a temporary file in the
-same folder (fsync, then rename), so readers see the old or the new file, never a mix. It refuses
+same folder (fsync, then rename; :mod:`.write`), so readers see the old or the new file, never a mix. It refuses
 (:class:`WriteRefused`, with a message for the user) rather than change anything but the content:
 
 * a path that reaches, through a symlink (to the file or to a folder above it), a file outside the
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from typing import Optional
+
+from npu_audit.fix.write import open_temp
 
 
 class WriteRefused(Exception):
@@ -62,24 +63,23 @@ def replace_file(path: str, data: bytes, *, expected: Optional[bytes] = None, ro
         with open(real, "rb") as fh:
             if fh.read() != expected:
                 raise WriteRefused("it changed on disk while npu-audit was fixing it; not written")
-    folder = os.path.dirname(real) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".npu-audit-", suffix=".tmp", dir=folder)
+    fd, tmp = open_temp(real)  # (.NAME.XXXXXXXX.npu-audit.tmp: stale ones of this file are removed first)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:  # (open until it is renamed: its lock says a write is in progress)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        tst = os.stat(tmp)
-        if euid == 0 and (tst.st_uid, tst.st_gid) != (st.st_uid, st.st_gid):
-            os.chown(tmp, st.st_uid, st.st_gid)
-        elif tst.st_gid != st.st_gid:
-            try:
-                os.chown(tmp, -1, st.st_gid)
-            except OSError:
-                raise WriteRefused(f"it belongs to group {st.st_gid}, which a new file cannot get; "
-                                   "not written") from None
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
+            tst = os.stat(tmp)
+            if euid == 0 and (tst.st_uid, tst.st_gid) != (st.st_uid, st.st_gid):
+                os.chown(tmp, st.st_uid, st.st_gid)
+            elif tst.st_gid != st.st_gid:
+                try:
+                    os.chown(tmp, -1, st.st_gid)
+                except OSError:
+                    raise WriteRefused(f"it belongs to group {st.st_gid}, which a new file cannot get; "
+                                       "not written") from None
+            os.chmod(tmp, mode)
+            os.replace(tmp, real)
     except BaseException:
         try:
             os.unlink(tmp)
