@@ -3,4 +3,4 @@
 The package never imports or executes the code it analyses.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

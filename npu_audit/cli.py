@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         "`npu-audit lsp` starts the language server.",
     )
     p.add_argument("paths", nargs="*",
-                   help="files or folders to check (folders: *.py, recursively); - reads one script from stdin")
+                   help="files or folders to check (folders: *.py, recursively; default: the current folder); "
+                   "- reads one script from stdin")
     p.add_argument("--version", action="version", version=f"npu-audit {__version__}")
     out = p.add_argument_group("output")
     out.add_argument("--format", choices=FORMATS, default="text",
@@ -160,9 +161,7 @@ def _run(args, parser) -> int:
     if not args.paths and args.stdin_filename is not None:
         args.paths = [STDIN]  # as ruff: --stdin-filename alone reads stdin
     if not args.paths:
-        parser.print_usage(sys.stderr)
-        print("npu-audit: error: give at least one file or folder (or --list-rules / --explain NAME)", file=sys.stderr)
-        return EXIT_ERROR
+        args.paths = [os.curdir]  # as ruff: no path checks the working directory
     if args.fix and args.diff:
         print("npu-audit: error: --fix and --diff exclude each other (--diff changes nothing)", file=sys.stderr)
         return EXIT_ERROR

@@ -162,8 +162,25 @@ def rule_summary(rule) -> dict:
             "what": rule.what, "why": rule.why, "example": example, "use_instead": instead,
             "example_findings": [{"line": e.line, "column": e.column, "message": e.message,
                                   "severity": e.severity or rule.severity, "hint": e.hint} for e in findings],
-            "fix": rule.fix, "fix_applicability": list(rule.fix_applicability),
+            "fix": rule.fix, "fix_applicability": list(rule.fix_applicability), "fix_kind": fix_kind(rule),
             "fix_safety": rule.fix_safety, "url": rule.help_uri}
+
+
+#: The values of fix_kind, as --list-rules explains them under its table.
+FIX_KINDS = {
+    "safe": "--fix applies it",
+    "unsafe": "applied only with --fix --unsafe-fixes (it may change what the script does: review it)",
+    "safe+unsafe": "some of its fixes are safe, the others unsafe",
+    "none": "no automatic fix",
+}
+
+
+def fix_kind(rule) -> str:
+    """Whether the check's fixes are safe, unsafe, both, or whether it has none (a key of FIX_KINDS)."""
+    kinds = set(rule.fix_applicability) if rule.fix != "none" else set()
+    if not kinds:
+        return "none"
+    return "safe+unsafe" if len(kinds) > 1 else kinds.pop()
 
 
 def rule_markdown(rule) -> str:
@@ -173,9 +190,15 @@ def rule_markdown(rule) -> str:
 
 
 def list_rules_text(kb, rules, release: str = "current") -> str:
-    lines = ["Checks:", ""]
+    lines = ["Checks (code, name, severity, fix, summary):", ""]
+    fixes = {r.code: fix_kind(r) for r in rules}
+    labels = {code: "-" if kind == "none" else kind for code, kind in fixes.items()}
+    width = max(map(len, labels.values()), default=1)
     for r in rules:
-        lines.append(f"  {r.code}  {r.name:<26} {r.severity:<8} {r.summary}")
+        lines.append(f"  {r.code}  {r.name:<26} {r.severity:<8} {labels[r.code]:<{width}}  {r.summary}")
+    legend = [f"{kind} = {FIX_KINDS[kind]}" for kind in FIX_KINDS if kind != "none" and kind in fixes.values()]
+    lines += ["", f"  Fix: {'; '.join(legend + ['- = ' + FIX_KINDS['none']])}.",
+              "  A check may fix only some of its findings (`npu-audit --explain CODE` says which)."]
     lines += ["", f"Options ({len(kb.options)}; field, values, default, {release} release):", ""]
     width = max(len(k) for k in kb.options)
     for key in sorted(kb.options, key=str.lower):

@@ -518,6 +518,7 @@ def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
     begin = starts[line - 1]
     end = starts[line] if line < len(starts) else len(text)
     line_text = LINE_BREAK.sub("", text[begin:end])
+    err = _character_after_number(err, line_text)
     col0 = _column0(err.offset, line_text)
     message, col0 = _describe(err, line_text, col0)
     construct = _python2_construct(err.msg or "", line_text, col0)
@@ -526,6 +527,31 @@ def _cpython_problem(source: SourceText, err: SyntaxError) -> SyntaxProblem:
     spelling = _PYTHON3_SPELLING.get(construct) if construct else None
     hint = f"port the file to Python 3: {spelling}" if spelling else _syntax_hint(err.msg or "")
     return _problem(source, message, line, col0 + 1, hint)
+
+
+_NUMBER_ERROR_RE = re.compile(r"invalid (?:decimal|hexadecimal|octal|binary|imaginary) literal$")
+
+
+def _character_after_number(err: SyntaxError, line_text: str) -> SyntaxError:
+    """CPython 3.11 and later's error for a complete number followed by a non-ASCII character (``1，2``
+    with a full-width comma from a Chinese input method, ``1`` and a zero-width space): the character
+    itself is invalid (or, when it can continue a name, the syntax there). Python 3.10 calls the number
+    an invalid literal instead; npu-audit says the same thing, at the same column, on every Python."""
+    if not _NUMBER_ERROR_RE.match(err.msg or ""):
+        return err
+    import tokenize
+
+    start, end = _number_span(line_text, _column0(err.offset, line_text))
+    if end >= len(line_text) or line_text[end].isascii() or not re.fullmatch(tokenize.Number, line_text[start:end]):
+        return err
+    char = line_text[end]
+    if ("x" + char).isidentifier():
+        msg = "invalid syntax"
+    elif char.isprintable():
+        msg = f"invalid character '{char}' (U+{ord(char):04X})"
+    else:
+        msg = f"invalid non-printable character U+{ord(char):04X}"
+    return SyntaxError(msg, (err.filename, err.lineno, end + 1, err.text, err.lineno, end + 1))
 
 
 def _syntax_hint(msg: str) -> str:
@@ -540,13 +566,10 @@ def _syntax_hint(msg: str) -> str:
 
 
 def _column0(offset: int | None, line_text: str) -> int:
-    """0-based character column of CPython's 1-based ``offset`` (characters since 3.10, bytes before)."""
+    """0-based character column of CPython's 1-based ``offset`` (a count of characters)."""
     if not offset or offset < 1:
         return 0
-    col0 = offset - 1
-    if sys.version_info < (3, 10):  # pragma: no cover - byte offsets
-        col0 = len(line_text.encode("utf-8")[:col0].decode("utf-8", "ignore"))
-    return min(col0, len(line_text))
+    return min(offset - 1, len(line_text))
 
 
 def _token_at(line_text: str, col0: int) -> str:
@@ -632,7 +655,7 @@ _UR_PREFIX_RE = re.compile(r"(?<![\w])[uU][rR]$")
 _GENERATED = f"split the expression or statement into smaller ones; if the file is generated, {LEAVE_OUT}"
 
 # What to do about a syntax error: the first regular expression that CPython's message matches (the
-# messages of Python 3.9 to 3.13), else the general hint of _syntax_hint.
+# messages of Python 3.10 to 3.13), else the general hint of _syntax_hint.
 _SYNTAX_HINTS = (
     (r"inconsistent use of tabs and spaces", "indent with spaces only throughout the file (convert the tabs)"),
     (r"^unexpected indent", "remove the extra indentation, or end the line above with ':' if it opens a block"),
@@ -695,5 +718,5 @@ def _python2_construct(msg: str, line_text: str, col0: int) -> str | None:
     if first == "raise" and token == ",":
         return "raise E, 'message'"
     if msg == "invalid syntax" and first in ("print", "exec") and col0 > len(line_text) - len(line_text.lstrip()):
-        return f"{first} statement"  # CPython before 3.10 says no more
+        return f"{first} statement"  # CPython names no construct here (print >>f, a b)
     return None

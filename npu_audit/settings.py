@@ -256,11 +256,16 @@ def from_table(table: dict, path, base: Settings, kb=None, rules: Optional[Itera
 
 
 def glob_problem(pattern: str) -> Optional[str]:
-    """Why ``pattern`` cannot be used as a gitignore-style exclude pattern (``!``, a lone ``\\``), or None.
-    Such a pattern made the walk stop with the pattern library's traceback."""
+    """Why ``pattern`` cannot be used as a gitignore-style exclude pattern, or None: a pattern the
+    pattern library refuses (``!``, a lone ``\\``), or one with a ``[`` that no ``]`` closes, which git
+    (and pathspec 1.x) discards, so that it would exclude nothing without a word."""
     text = pattern.strip()
     if not text or text.startswith("#"):
         return None  # (a blank line or a comment, as in a .gitignore: ignored)
+    if _unclosed_bracket(text):
+        return (f"{pattern!r} is not a gitignore-style pattern (a '[' opens a character range that no ']' "
+                "closes, so the pattern matches nothing: close the range, e.g. 'data[0-9]/', or write '\\[' "
+                "for a literal bracket)")
     from pathspec import GitIgnoreSpec
 
     try:
@@ -269,6 +274,28 @@ def glob_problem(pattern: str) -> Optional[str]:
         reason = exc.__cause__ or exc
         return f"{pattern!r} is not a gitignore-style pattern ({reason})"
     return None
+
+
+def _unclosed_bracket(pattern: str) -> bool:
+    """Whether ``pattern`` has a ``[`` that starts no complete character range, read as git reads one:
+    ``\\`` escapes the next character, ``[!`` and ``[^`` negate, and a ``]`` right after them is a member."""
+    i, end = 0, len(pattern)
+    while i < end:
+        char = pattern[i]
+        i += 1
+        if char == "\\":
+            i += 1
+        elif char == "[":
+            j = i
+            if j < end and pattern[j] in "!^":
+                j += 1
+            if j < end and pattern[j] == "]":
+                j += 1
+            close = pattern.find("]", j)
+            if close < 0:
+                return True
+            i = close + 1
+    return False
 
 
 def _string_list(value, key: str, bad, what: str = "") -> Optional[list[str]]:
