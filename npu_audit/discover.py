@@ -19,7 +19,10 @@ Rules:
   apply below their folder and win over outer ones) and, when the folder given lies inside a git
   work tree, those of its parent folders up to the work tree's root.
 * Problems (missing arguments, unreadable folders, broken links, loops) are reported per path and the
-  walk goes on. The result is sorted and each real file is listed once.
+  walk goes on. A symlink loop met while walking hides no file (a link to an enclosing folder leads to a
+  folder walked anyway; links that lead to each other lead to nothing): it is an info, which does not fail
+  the run, unless the link is named ``*.py`` (a module that cannot be read, as a broken ``*.py`` link).
+  The result is sorted and each real file is listed once.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class DiscoveryProblem:
     display: str
     message: str
     hint: Optional[str] = None  # what to do about it
+    severity: Optional[str] = None  # None: the rule's (an error); "info" for a loop that hides no file
 
 
 DEFAULT_EXCLUDES = (
@@ -476,8 +480,9 @@ class _Walker:
             return True
         return False
 
-    def problem(self, display: str, message: str, hint: Optional[str] = None) -> None:
-        self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message, hint=hint))
+    def problem(self, display: str, message: str, hint: Optional[str] = None, severity: Optional[str] = None) -> None:
+        self.problems.append(DiscoveryProblem(display=_safe_display(display), message=message, hint=hint,
+                                              severity=severity))
 
     # projects ---------------------------------------------------------------------------------------
 
@@ -533,7 +538,7 @@ class _Walker:
             target = _identity(st_target, folder.path)
             if target in folder.ancestors:
                 self.problem(link_display, "symlink loop (it points to an enclosing folder), skipped",
-                             _enclosing_link_hint())
+                             _enclosing_link_hint(), severity="info")
                 continue
             if target in self.visited:
                 continue  # already walked through its real path or another link
@@ -615,9 +620,10 @@ class _Walker:
             name = entry.name
             try:
                 is_link = entry.is_symlink()
-                is_dir = entry.is_dir()  # follows symlinks; False for broken links and loops
+                is_dir = entry.is_dir()  # follows symlinks; False for broken links, raises for loops
             except OSError as exc:
-                self.problem(display_base + name, f"{_os_reason(exc)}, skipped", _access_hint(exc))
+                self.problem(display_base + name, f"{_os_reason(exc)}, skipped", _access_hint(exc),
+                             severity=_loop_severity(exc, name))
                 continue
             if is_dir:
                 rel = rel_base + name
@@ -659,7 +665,8 @@ class _Walker:
                     st = os.stat(entry.path)
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
-                        self.problem(display_base + name, "symlink loop, skipped", _access_hint(code=errno.ELOOP))
+                        self.problem(display_base + name, "symlink loop, skipped", _access_hint(code=errno.ELOOP),
+                                     severity=_loop_severity(exc, name))
                     elif name.endswith(".py"):
                         self.problem(display_base + name, "broken symbolic link, skipped",
                                      _access_hint(code=errno.ENOENT, link=True))
@@ -706,6 +713,14 @@ class _Walker:
         # depth first, in name order
         real.extend(reversed(subdirs))
         # (deferred symlinked folders are walked once no real folder is left)
+
+
+def _loop_severity(exc: OSError, name: str) -> Optional[str]:
+    """The severity of a link met while walking that cannot be followed (``exc``): "info" for links that
+    lead to each other (a loop: there is no file or folder behind them to miss), unless the link is named
+    ``*.py`` (a module that cannot be read, an error as a broken ``*.py`` link); None (the rule's, an
+    error) for anything else."""
+    return "info" if exc.errno == errno.ELOOP and not name.endswith(".py") else None
 
 
 def _sort_key(display: str) -> str:
