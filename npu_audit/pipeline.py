@@ -137,7 +137,7 @@ def analyze_file(job: Job) -> FileReport:
 def _analyze(job: Job) -> FileReport:
     from npu_audit import prefilter
     from npu_audit.knowledge.loader import load
-    from npu_audit.parse import SyntaxProblem, parse_module
+    from npu_audit.parse import SyntaxProblem, parse_module, too_large_to_parse
     from npu_audit.source import ReadProblem, decode_source, read_source
 
     settings = job.settings
@@ -157,6 +157,12 @@ def _analyze(job: Job) -> FileReport:
     if not job.force_parse and not prefilter.may_configure_npu(source.raw):
         report.imports = _imports_of(source.raw)
         report.text = None
+        return report
+    # (a file above the parse budget is refused before its ast and its slice are built: for a 10 MB file they
+    # cost seconds and gigabytes)
+    refused = too_large_to_parse(source)
+    if refused is not None:
+        report.findings.append(_problem_finding(job.display, refused))
         return report
     kb = load()
     sliced = _sliced(source, kb, job.file, job.roots, drop_if_idle=job.force_parse)

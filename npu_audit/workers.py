@@ -6,6 +6,13 @@ code): the pool is then broken and every pending result lost. Each worker marks 
 item it starts and finishes, so that after a break the items that were running are known: each is run
 again alone in a process of its own (where its death is that item's own doing, reported through
 ``died``), and the others, innocent, go to a fresh pool.
+
+A worker also ends when the process that runs the pool is gone (``kill -9`` of npu-audit by a CI time-out
+or the out-of-memory killer): nothing would read its results, and it would otherwise wait for work for ever,
+keeping its memory. It checks between items, and a thread of its own checks every
+:data:`PARENT_POLL_SECONDS` (a worker busy in one long item, or waiting for work, is covered too). The
+check compares ``os.getppid()`` with the process that started the worker: when that process dies, the
+worker gets a new parent.
 """
 
 from __future__ import annotations
@@ -15,10 +22,46 @@ from typing import Any, Callable, Optional
 
 _STARTED, _FINISHED = 1, 2
 _states = None  # in a worker: the shared array of item states (index -> 0, _STARTED or _FINISHED)
+_parent: Optional[int] = None  # in a worker: the pid of the process that started it
+
+#: How often (seconds) a worker's watch thread checks that the process that started it is still there.
+PARENT_POLL_SECONDS = 0.5
+#: The exit status of a worker that ends because the process that started it is gone (nobody reads it).
+ORPHANED_EXIT = 3
 
 
-def _init_worker(states, setup: Optional[Callable[[], None]] = None) -> None:
+def _parent_pid(context) -> Optional[int]:
+    """The pid a worker started through ``context`` has as its parent while the run lives: this process,
+    or None when the workers are started by a fork server (their parent is that server, which ends
+    when this process does; the worker reads its parent's pid itself then)."""
+    return None if context.get_start_method() == "forkserver" else os.getpid()
+
+
+def _orphaned() -> bool:
+    return _parent is not None and os.getppid() != _parent
+
+
+def _watch_parent(parent: Optional[int]) -> None:
+    """End this process (``os._exit``: nothing is left to hand over) as soon as its parent ``parent``
+    (None: its parent now) is gone: checked by a daemon thread every :data:`PARENT_POLL_SECONDS`, and by
+    :func:`_run_chunk` between items. A worker started after its parent died exits at once."""
+    global _parent
+    import threading
+    import time
+
+    _parent = parent if parent is not None else os.getppid()
+
+    def watch() -> None:
+        while not _orphaned():
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(ORPHANED_EXIT)
+
+    threading.Thread(target=watch, name="npu-audit-parent-watch", daemon=True).start()
+
+
+def _init_worker(states, setup: Optional[Callable[[], None]] = None, parent: Optional[int] = None) -> None:
     global _states
+    _watch_parent(parent)
     _states = states
     if setup is not None:
         setup()
@@ -29,6 +72,8 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
                ) -> list[tuple[int, Any]]:
     out = []
     for i, item in chunk:
+        if _orphaned():  # (the watch thread may not have had its turn yet)
+            os._exit(ORPHANED_EXIT)
         if _states is not None:
             _states[i] = _STARTED
         out.append((i, fn(item)))
@@ -110,6 +155,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     context = multiprocessing.get_context()
+    parent = _parent_pid(context)
     pending = list(todo)
     folders = [tuple(os.path.dirname(os.path.abspath(f)).split(os.sep)) for f in files] if files is not None else None
     while pending:
@@ -117,7 +163,7 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
         chunks = _folder_chunks(pending, workers, folders) if folders is not None else _chunks(pending, workers)
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context,
-                                 initializer=_init_worker, initargs=(states, setup)) as pool:
+                                 initializer=_init_worker, initargs=(states, setup, parent)) as pool:
             futures = {pool.submit(_run_chunk, fn, [(i, items[i]) for i in chunk], after_chunk): chunk
                        for chunk in chunks}
             for future in as_completed(futures):
@@ -138,7 +184,8 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
         pending = rest
 
 
-def _alone_child(fn: Callable[[Any], Any], item: Any, conn) -> None:
+def _alone_child(fn: Callable[[Any], Any], item: Any, conn, parent: Optional[int] = None) -> None:
+    _watch_parent(parent)
     try:
         conn.send(fn(item))
     finally:
@@ -151,7 +198,7 @@ def _alone(fn: Callable[[Any], Any], item: Any, i: int, died: Callable[[int, str
 
     context = multiprocessing.get_context()
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_alone_child, args=(fn, item, sender), daemon=True)
+    process = context.Process(target=_alone_child, args=(fn, item, sender, _parent_pid(context)), daemon=True)
     process.start()
     sender.close()
     got, result = False, None

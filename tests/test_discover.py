@@ -216,6 +216,38 @@ def test_symlink_link_loop(in_tmp):
 
 
 @posix_only
+def test_a_symlink_loop_met_while_walking_is_an_info_and_the_run_passes(in_tmp):
+    import json
+
+    from npu_audit.cli import main
+
+    touch(in_tmp, "proj/a.py", "proj/sub/b.py")
+    os.symlink(in_tmp / "proj", in_tmp / "proj" / "sub" / "up")  # to an enclosing folder
+    os.symlink("l2", in_tmp / "proj" / "l1")  # links that lead to each other
+    os.symlink("l1", in_tmp / "proj" / "l2")
+    _, problems = discover(["proj"])
+    assert [(p.display, p.severity) for p in problems] == [
+        (J("proj", "l1"), "info"), (J("proj", "l2"), "info"), (J("proj", "sub", "up"), "info")]
+    report = in_tmp / "report.json"
+    assert main(["--no-cache", "--format", "json", "--output-file", str(report), "proj"]) == 0  # nothing is missed
+    found = json.loads(report.read_text())["diagnostics"]
+    assert {(d["path"], d["name"], d["severity"]) for d in found} == {
+        (J("proj", "l1"), "unreadable-file", "info"), (J("proj", "l2"), "unreadable-file", "info"),
+        (J("proj", "sub", "up"), "unreadable-file", "info")}
+    assert all("symlink loop" in d["message"] and "skipped" in d["message"] for d in found)
+
+
+@posix_only
+def test_a_symlink_loop_named_like_a_module_stays_an_error(in_tmp):
+    touch(in_tmp, "proj/a.py")
+    os.symlink("l2.py", in_tmp / "proj" / "l1.py")
+    os.symlink("l1.py", in_tmp / "proj" / "l2.py")
+    _, problems = discover(["proj"])
+    assert [(p.display, p.message, p.severity) for p in problems] == [
+        (J("proj", "l1.py"), "symlink loop, skipped", None), (J("proj", "l2.py"), "symlink loop, skipped", None)]
+
+
+@posix_only
 def test_symlinked_files_are_followed_and_deduplicated(in_tmp):
     touch(in_tmp, "proj/real.py", "shared/util.py")
     os.symlink("real.py", in_tmp / "proj" / "alias.py")
