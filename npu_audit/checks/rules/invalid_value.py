@@ -24,8 +24,9 @@ def python_type_problem(w):
         return None
     if w.field == "i":
         if isinstance(v, bool):
-            # protobuf 7.36 (with TensorFlow 2.21) raises; 6.33.6 and the older releases the TF 1.15 / 2.x stacks
-            # install take a bool as an int subclass (checked with real protobuf: tests/test_differential_tf.py)
+            # protobuf 7.36 (with TensorFlow 2.21) raises; 6.33.6 takes a bool as an int (both checked with real
+            # protobuf: tests/test_differential_tf.py), as 3.x's pure-Python checker does (type_checkers.py,
+            # IntValueChecker: isinstance(value, numbers.Integral))
             return (f".i given a bool: protobuf 7.36 (as installed with TensorFlow 2.21) raises TypeError (expected an "
                     f"int, got a boolean), protobuf 6.33 and older store it as {int(v)}")
         if not isinstance(v, int):
