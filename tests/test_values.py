@@ -161,6 +161,14 @@ def test_conversions():
     assert values.convert("int", [flag("3", "n")], {}).origin == "flag-default"
     none = values.convert("bytes", [lit(None)], {})
     assert isinstance(none, Unknown) and "TypeError" in none.why
+    # tf.compat.as_str / as_text decode bytes (not str(b"x") == "b'x'") and raise for other types; as_str_any
+    # gives str() of them
+    assert values.convert("text", [lit(b"fp16")], {}).value == "fp16"
+    assert values.convert("text", [lit("fp16")], {}).value == "fp16"
+    refused = values.convert("text", [lit(7)], {})
+    assert isinstance(refused, Unknown) and "TypeError" in refused.why
+    assert values.convert("text-any", [lit(b"fp16")], {}).value == "fp16"
+    assert values.convert("text-any", [lit(7)], {}).value == "7"
     assert values.convert("int", [lit("x")], {}) is UNKNOWN
     assert values.path_join([lit("/a"), lit("b")]).value == "/a/b"
     assert values.path_join([lit("/a"), UNKNOWN]) is UNKNOWN

@@ -316,8 +316,8 @@ def const_method(base: Const, method: str, args: list[Sym], kwargs: dict[str, Sy
 
 
 def convert(to: str, positional: list[Sym], keywords: dict[str, Sym]) -> Sym:
-    """``str(x)``, ``int(x)``, ..., ``as_bytes(x)`` (``to="bytes"``), ``as_str(x)`` (``to="str"``) with
-    the call's argument values."""
+    """``str(x)``, ``int(x)``, ..., ``as_bytes(x)`` (``to="bytes"``), ``as_str(x)`` / ``as_text(x)``
+    (``to="text"``), ``as_str_any(x)`` (``to="text-any"``) with the call's argument values."""
     if not positional:
         if to == "str":
             return Const("", origin="resolved")
@@ -344,6 +344,15 @@ def convert(to: str, positional: list[Sym], keywords: dict[str, Sym]) -> Sym:
                 return UNKNOWN
         elif to == "str":
             result = value.decode(encoding) if isinstance(value, bytes) and len(positional) > 1 else str(value)
+        elif to in ("text", "text-any"):
+            # tf.compat.as_text / as_str decode bytes and return a str as it is; anything else raises TypeError
+            # (as_str_any gives str() of it instead)
+            if isinstance(value, bytes):
+                result = value.decode(encoding)
+            elif isinstance(value, str) or to == "text-any":
+                result = str(value)
+            else:
+                return Unknown(why=f"tf.compat.as_text({type(value).__name__}) raises TypeError")
         elif to == "repr":
             result = repr(value)
         elif to == "int":

@@ -42,7 +42,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 CONFIG_KINDS = ("config-proto", "npurunconfig", "define-flag", "argument-parser", "session", "npu-helper",
                 "iterations-per-loop", "npu-optimizer", "app-run")
 RETURNS = ("config", "session")
-CONVERSIONS = ("str", "bytes", "int", "float", "bool", "repr")
+CONVERSIONS = ("str", "bytes", "text", "text-any", "int", "float", "bool", "repr")
 
 
 @dataclass(frozen=True)

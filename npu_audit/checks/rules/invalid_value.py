@@ -9,6 +9,10 @@ def flag_note(w) -> str:
     return f" (this is the default of flag '{w.value.flag}'; the real run may override it)" if w.value.origin == "flag-default" else ""
 
 
+_INT64 = ".i holds a 64-bit integer"
+_INT64_HINT = "write an integer from -2**63 to 2**63 - 1"
+
+
 def python_type_problem(w):
     """TypeError raised by protobuf when the script assigns this value, or None."""
     v = w.value.python
@@ -20,9 +24,18 @@ def python_type_problem(w):
         return None
     if w.field == "i":
         if isinstance(v, bool):
-            return ".i does not take a bool (TypeError: expected an int, got a boolean)"
+            # protobuf 7.36 (with TensorFlow 2.21) raises; 6.33.6 takes a bool as an int (both checked with real
+            # protobuf: tests/test_differential_tf.py), as 3.x's pure-Python checker does (type_checkers.py,
+            # IntValueChecker: isinstance(value, numbers.Integral))
+            return (f".i given a bool: protobuf 7.36 (as installed with TensorFlow 2.21) raises TypeError (expected an "
+                    f"int, got a boolean), protobuf 6.33 and older store it as {int(v)}")
         if not isinstance(v, int):
             return f".i takes an int, not {type(v).__name__} (TypeError)"
+        if not -2**63 <= v < 2**63:
+            return f"{_INT64}, and {v} is out of its range (ValueError: Value out of range)"
+    elif w.field == "f":
+        if not isinstance(v, (int, float)):
+            return f".f takes a number, not {type(v).__name__} (TypeError)"
     elif w.field == "b":
         if not isinstance(v, (bool, int)):
             return f".b takes a bool, not {type(v).__name__} (TypeError)"
@@ -34,8 +47,8 @@ def python_type_problem(w):
 
 # what to write instead of a value of the wrong Python type (python_type_problem): by the field of a parameter_map
 # write, and for NPURunConfig's jit_compile keyword
-_TYPE_HINTS = {"i": "write an int", "b": "write True or False", "s": 'write bytes: b"..." or tf.compat.as_bytes(...)',
-               "jit_compile": 'write "true", "false" or "auto"'}
+_TYPE_HINTS = {"i": "write an int", "f": "write a number", "b": "write True or False",
+               "s": 'write bytes: b"..." or tf.compat.as_bytes(...)', "jit_compile": 'write "true", "false" or "auto"'}
 
 
 class InvalidValue(Rule):
@@ -73,8 +86,9 @@ class InvalidValue(Rule):
         ),
         Invalid(
             PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = True\n',
-            (Expect(7, 52, "'iterations_per_loop': .i does not take a bool (TypeError: expected an int, got a "
-                           "boolean)", hint="write an int"),),
+            (Expect(7, 52, "'iterations_per_loop': .i given a bool: protobuf 7.36 (as installed with TensorFlow "
+                           "2.21) raises TypeError (expected an int, got a boolean), protobuf 6.33 and older store it "
+                           "as 1", hint="write an int"),),
         ),
         Invalid(
             PRELUDE + 'custom_op.parameter_map["dump_mode"].s = b"everything"\n',
@@ -108,17 +122,21 @@ class InvalidValue(Rule):
     def check(self, ctx):
         yield from tf2.invalid_values(self, ctx)
         for _config, _entry, w in ctx.user_writes():
-            view = ctx.release_view(w.key)
-            if view is None or not w.value.resolved or w.via == tf2.KIND:
+            if not w.value.resolved or w.via == tf2.KIND:
                 continue  # global_options() values: tf2.invalid_values
-            spec = ctx.spec(w.key)
+            # protobuf checks the Python type of every AttrValue write, whatever the key (an unknown one too)
             problem = python_type_problem(w)
             if problem:
-                f = ctx.report(self, w, f"'{w.key}': {problem}", at="value",
-                               hint=_TYPE_HINTS.get(w.field if w.via == "parameter_map" else w.key))
+                hint = (_INT64_HINT if problem.startswith(_INT64) else
+                        _TYPE_HINTS.get(w.field if w.via == "parameter_map" else w.key))
+                f = ctx.report(self, w, f"'{w.key}': {problem}", at="value", hint=hint)
                 if f:
                     yield f
                 continue
+            view = ctx.release_view(w.key)
+            if view is None:
+                continue
+            spec = ctx.spec(w.key)
             if w.field is not None and w.via == "parameter_map" and w.field != view.field:
                 continue  # wrong-field reports it
             if overwritten(_entry, w):
