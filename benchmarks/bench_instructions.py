@@ -1,8 +1,8 @@
 """What a cold run costs in machine instructions, on a fixed sample of a real tree: a figure that does not
 drift with the machine's speed. Prints figures; never fails on cost.
 
-Wall and CPU seconds on the project's machines drift by up to two times within an hour (README,
-Performance), so two versions compared by time need many paired runs and still differ by 10-20%
+Wall and CPU seconds on the project's machines drift by up to two times within an hour (docs/performance.md,
+"Method"), so two versions compared by time need many paired runs and still differ by 10-20%
 between pairs. Valgrind's callgrind counts the instructions a run executes: the same code on the same
 files gives the same count to about 0.1%, whatever else the machine does. The count is not time (a
 cache miss costs more than an addition), so it complements paired timings and

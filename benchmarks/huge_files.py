@@ -1,4 +1,4 @@
-"""Peak memory and time of npu-audit on generated huge NPU files (README, "Performance").
+"""Peak memory and time of npu-audit on generated huge NPU files (docs/performance.md).
 
     python benchmarks/huge_files.py [--keep DIR] [--sizes 0.5,1.4,4.8,10.4]
 

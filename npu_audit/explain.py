@@ -1,6 +1,6 @@
 """People- and machine-readable views of the knowledge base and the rules.
 
-``--explain``, ``--list-rules``, README's rule table and the language server's hovers all come from
+``--explain``, ``--list-rules``, the rule reference (docs/rules.md) and the language server's hovers all come from
 here, so the wording exists once.
 """
 

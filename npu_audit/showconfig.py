@@ -1,6 +1,6 @@
 """``--show-config``: the effective configs as a public JSON contract (version 1) and as a text table.
 
-JSON shape (documented in README, "Effective configs JSON"):
+JSON shape (documented in docs/outputs.md, "Effective configs"):
 {"version": 1, "configs": [{"path", "line", "column", "kind", "variable", "helpers", "rewrite_options",
   "code_facts", "entries": [{"name", "npu", "kind", "path", "line", "column",
      "options": {KEY: {"value", "type", "field", "path", "line", "column", "certainty", "origin", "flag",

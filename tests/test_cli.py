@@ -450,23 +450,6 @@ def test_cache_respects_select_ignore_and_per_file_ignores(tmp_path):
     assert codes() == {"NPU101"}
 
 
-def test_readme_cites_only_files_the_repository_has():
-    """Paths README names inside the repository exist (the vendor docs are not shipped: README must
-    not send readers to a docs/ folder of the repository)."""
-    import re
-
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    cited = set(re.findall(r"\]\((?!https?:|#)([^)#\s]+)", readme))  # markdown links
-    cited |= {m for m in re.findall(r"(?<![\w./<-])((?:docs|rules|npu_audit|tests|examples|benchmarks|\.ci)/[\w./-]*)",
-                                    readme)}
-    # citation names of the vendor documents (`docs/<file>`), explained as not shipped
-    vendor = {"docs/"} | set(re.findall(r"`(docs/[\w.-]+)`", readme))
-    missing = sorted(p for p in cited - vendor if not (REPO / p).exists())
-    assert not missing, missing
-    if len(vendor) > 1:
-        assert "not files of this repository" in readme and "../shared/docs/" in readme
-
-
 @pytest.mark.skipif(any(k.startswith(("COV_CORE_", "COVERAGE_")) for k in os.environ),
                     reason="coverage measured in subprocesses loads sqlite3 into them")
 def test_one_file_without_cache_loads_only_what_it_needs(tmp_path):

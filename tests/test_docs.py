@@ -1,35 +1,61 @@
-"""README's rule reference is generated from the rule classes and must be current."""
+"""The rule reference (docs/rules.md) is generated from the rule classes and must be current."""
 
+import re
 from pathlib import Path
 
-from npu_audit.docgen import render_readme
+from npu_audit.docgen import PAGES, RULES_PAGE, render_rules_page
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def test_readme_rule_reference_is_up_to_date():
-    text = README.read_text(encoding="utf-8")
-    assert render_readme(text) == text, "run `python -m npu_audit.docgen` to regenerate README's rule reference"
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / RULES_PAGE
 
 
-def test_every_rule_has_a_readme_anchor():
+def test_rule_reference_is_up_to_date():
+    text = RULES.read_text(encoding="utf-8")
+    assert render_rules_page(text) == text, "run `python -m npu_audit.docgen` to regenerate docs/rules.md"
+
+
+def test_every_generated_page_is_up_to_date():
+    """What ``python -m npu_audit.docgen`` writes is what the repository holds: running it changes nothing."""
+    for name, render in PAGES.items():
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert render(text) == text, f"run `python -m npu_audit.docgen` to regenerate {name}"
+
+
+def test_every_rule_has_an_anchor_in_the_reference():
     from npu_audit.checks import all_rules
 
-    text = README.read_text(encoding="utf-8")
+    text = RULES.read_text(encoding="utf-8")
     for rule in all_rules():
-        assert f"### {rule.code} {rule.name}" in text
+        assert f"\n## {rule.code} {rule.name}\n" in text
+
+
+def test_rule_links_lead_to_the_rule_reference():
+    """SARIF's helpUri, the editor's codeDescription.href and --explain's url name the generated page and
+    the rule's own heading in it, so a reader who follows them lands on the rule."""
+    from npu_audit.checks import all_rules
+
+    text = RULES.read_text(encoding="utf-8")
+    headings = {_slug(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+    for rule in all_rules():
+        page, anchor = rule.help_uri.split("#", 1)
+        assert page.endswith("/" + RULES_PAGE), rule.help_uri
+        assert anchor in headings, rule.help_uri
+
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
 def test_docs_show_the_examples_the_tests_run():
-    """--explain, SARIF help and README show each rule's first invalid example, the findings it yields,
-    and its fixed text (else the first valid example) as "Use instead": the examples tests/test_rules.py
-    runs, not separate snippets."""
+    """--explain, SARIF help and docs/rules.md show each rule's first invalid example, the findings it
+    yields, and its fixed text (else the first valid example) as "Use instead": the examples
+    tests/test_rules.py runs, not separate snippets."""
     from npu_audit.checks import all_rules
     from npu_audit.checks.base import Rule
     from npu_audit.explain import explain_rule, rule_summary
 
     assert not hasattr(Rule, "example_bad") and not hasattr(Rule, "example_good")
-    text = README.read_text(encoding="utf-8")
+    text = RULES.read_text(encoding="utf-8")
     for rule in all_rules():
         assert "example_bad" not in vars(type(rule)) and "example_good" not in vars(type(rule))
         if not rule.invalid:
@@ -44,7 +70,7 @@ def test_docs_show_the_examples_the_tests_run():
         elif isinstance(rule.valid[0], str):
             assert instead == rule.valid[0]
         doc = explain_rule(rule)
-        section = text.split(f"### {rule.code} {rule.name}", 1)[1].split("\n### ", 1)[0]
+        section = text.split(f"\n## {rule.code} {rule.name}\n", 1)[1].split("\n## ", 1)[0]
         for shown in (doc, section):
             assert code.strip("\n") in shown and instead.strip("\n") in shown
             for e in findings:
@@ -55,10 +81,10 @@ def test_docs_show_the_examples_the_tests_run():
         assert [f["hint"] for f in summary["example_findings"]] == [e.hint for e in findings]
 
 
-def test_readme_fix_column_is_the_declared_fixability():
+def test_reference_fix_column_is_the_declared_fixability():
     from npu_audit.checks import all_rules
 
-    text = README.read_text(encoding="utf-8")
+    text = RULES.read_text(encoding="utf-8")
     for rule in all_rules():
         fix = "—" if rule.fix == "none" else f"{rule.fix} ({', '.join(rule.fix_applicability)})"
         assert f"| `{rule.name}` | {rule.severity} | {fix} |" in text
