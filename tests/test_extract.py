@@ -231,7 +231,7 @@ def _extract_with(kb, tmp_path, source):
 
 def test_one_more_api_name_is_a_data_change_only(tmp_path, monkeypatch):
     """rules/tf_api.toml names the calls the extractor knows: a copy of the rules with one more alias of
-    an existing kind (a vendor helper under another name) is recognised with no change of code."""
+    an existing kind (a helper a newer adapter release adds) is recognised with no change of code."""
     import shutil
 
     from npu_audit.knowledge import loader
@@ -244,12 +244,12 @@ def test_one_more_api_name_is_a_data_change_only(tmp_path, monkeypatch):
     assert 'names = ["npu_config_proto"]' in text
     table.write_text(text.replace('names = ["npu_config_proto"]', 'names = ["npu_config_proto", "make_npu_config"]'),
                      encoding="utf-8")
-    source = "from vendor_utils import make_npu_config\nconfig = make_npu_config()\n"
+    source = "from npu_bridge.npu_init import make_npu_config\nconfig = make_npu_config()\n"
     work = tmp_path / "work"
     work.mkdir()
     assert _extract_with(loader.load(), work, source).configs == []  # the shipped table does not know it
     kb = loader.load(str(rules))
-    assert kb.tf_api.lookup("make_npu_config", "vendor_utils.make_npu_config").kind == "npu-helper"
+    assert kb.tf_api.lookup("make_npu_config", "npu_bridge.npu_init.make_npu_config").kind == "npu-helper"
     (config,) = _extract_with(kb, work, source).configs
     assert config.kind == "ConfigProto" and config.helpers == ["make_npu_config"]
     assert [e.kind for e in config.entries] == ["helper-default"]

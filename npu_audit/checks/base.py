@@ -247,6 +247,13 @@ class CheckContext:
         if placed is None:
             return None
         where, note = placed
+        severity = severity or rule.severity
+        unseen = self._unseen_call_at(where)
+        if unseen is not None and severity == "error":
+            # the call may be somebody else's API of the same name: say less (docs/analysis.md)
+            severity = "warning"
+            note += (f" (if {unseen} is the adapter's: npu-audit cannot see where the name comes from, no "
+                     f"import from npu_bridge or npu_device binds it)")
         base = message + note
         if certainty == "conditional":
             message = f"{message} [may happen: {branch}]" if branch else f"{message} [may happen on some paths]"
@@ -258,7 +265,7 @@ class CheckContext:
             end_column=where.end_column,
             code=rule.code,
             name=rule.name,
-            severity=severity or rule.severity,
+            severity=severity,
             message=message + note,
             hint=hint,
             option=option,
@@ -269,6 +276,17 @@ class CheckContext:
         )
         self.origins[id(finding)] = (finding, base, branch if certainty == "conditional" else None, tuple(calls), write)
         return finding
+
+    def _unseen_call_at(self, where: Range) -> Optional[str]:
+        """The name of the adapter API called at a call of this file that holds ``where``, when npu-audit
+        cannot trace that name to an import (``Extraction.unseen_calls``)."""
+        if self.extraction is None:
+            return None
+        for rng, name in self.extraction.unseen_calls:
+            if (rng.line, rng.column) <= (where.line, where.column) and (
+                    (where.end_line, where.end_column) <= (rng.end_line, rng.end_column)):
+                return name
+        return None
 
     def report(
         self,

@@ -21,7 +21,9 @@ from npu_audit.extract.model import BranchStep, CallSite, CodeFact, Entry, Rewri
 from npu_audit.extract.project import ModuleState
 from npu_audit.extract.runconfig import build_config_object, build_runconfig, config_object_names
 from npu_audit.extract.symbols import (
+    ELSEWHERE,
     UNKNOWN,
+    UNSEEN,
     ConfigObjectRef,
     ConfigRef,
     Const,
@@ -55,6 +57,7 @@ class Interpreter(Protocol):
     kb: Any
     loose_facts: list[CodeFact]
     config_objects: list[ConfigObjectRef]
+    unseen_calls: list[tuple[str, Any, str]]
 
     def arguments(self, call: cst.Call, frame: Any, force: bool = True) -> tuple[list, dict]: ...
     def new_config(self, kind: str, node: Any, frame: Any, variable: Optional[str] = None) -> SessionConfig: ...
@@ -63,6 +66,7 @@ class Interpreter(Protocol):
     def attach_fact(self, sess: Optional[Sym], fact: CodeFact) -> None: ...
     def lookup(self, name: str, frame: Any) -> Sym: ...
     def import_root(self, func: Any, frame: Any) -> Optional[str]: ...
+    def callee_origin(self, callee: Sym, func: Any, frame: Any) -> str: ...
     def narrow(self, value: Sym, frame: Any) -> Sym: ...
     def call_function(self, fn: FunctionRef, args: list[Sym], kwargs: dict[str, Sym], call: Any, frame: Any,
                       standalone: bool = False) -> Sym: ...
@@ -72,7 +76,7 @@ Handler = Callable[[Interpreter, ApiEntry, cst.Call, Frame, str], Sym]
 Arg = tuple  # (value, value node, cst.Arg) as Interpreter.arguments gives them
 
 # the kind of the config classes NPURunConfig takes (their names come from rules/npurunconfig.toml)
-RUNCONFIG_OBJECT = ApiEntry(kind="runconfig-object")
+RUNCONFIG_OBJECT = ApiEntry(kind="runconfig-object", adapter=True)  # DumpConfig & co. (npurunconfig.toml)
 
 
 class Registry:
@@ -103,12 +107,20 @@ def packaged_model() -> ApiModel:
     return tf_api.from_data(toml_library().loads((rules_dir() / tf_api.FILE).read_text(encoding="utf-8")))
 
 
-def call(interp: Interpreter, registry: Registry, last: str, full: str, node: cst.Call, frame: Frame) -> Sym:
+def call(interp: Interpreter, registry: Registry, last: str, full: str, node: cst.Call, frame: Frame,
+         callee: Sym = UNKNOWN) -> Sym:
     """The value of a call to something the script did not define: a known API, or unknown (its
-    arguments are still read: they may build configs)."""
+    arguments are still read: they may build configs). An API of the adapter is that API only when
+    ``callee``'s name comes from the adapter (``interp.callee_origin``)."""
     entry = registry.lookup(last, full)
     if entry is None:
         return _other(interp, node, frame)
+    if entry.adapter:
+        origin = interp.callee_origin(callee, node.func, frame)
+        if origin == ELSEWHERE:
+            return _other(interp, node, frame)  # somebody else's DumpConfig, npu_config_proto, ...
+        if origin == UNSEEN:
+            interp.unseen_calls.append((frame.module.display, node, last))
     return HANDLERS[entry.kind](interp, entry, node, frame, last)
 
 

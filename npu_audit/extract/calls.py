@@ -24,7 +24,10 @@ from npu_audit.extract.model import (
     SessionConfig,
 )
 from npu_audit.extract.symbols import (
+    ADAPTER,
+    ELSEWHERE,
     UNKNOWN,
+    UNSEEN,
     ArgsRef,
     ClassRef,
     ConfigRef,
@@ -111,7 +114,7 @@ class Calls(InterpreterBase):
         if isinstance(callee, ClassRef):
             positional, keywords = self.arguments(call, frame, force=False)
             return self.instantiate(callee, [p[0] for p in positional], {k: v[0] for k, v in keywords.items()}, call, frame)
-        return self._api_call(last, full, call, frame)
+        return self._api_call(last, full, call, frame, callee)
 
     def _method_call(self, base: Sym, method: str, call: cst.Call, frame: Frame) -> Optional[Sym]:
         made = proto.method_call(base, method, call, frame)
@@ -195,9 +198,9 @@ class Calls(InterpreterBase):
                 if isinstance(sym, Const) and sym.origin == "literal":
                     sym = Const(sym.value, origin="resolved", node=sym.node, path=sym.path)
                 if standalone and isinstance(sym, Const) and sym.value is None:
-                    sym = Unknown(name=name)  # `param=None` in a helper nobody calls: "optional", not None
+                    sym = Unknown(name=name, why="parameter")  # `param=None` in a helper nobody calls: "optional", not None
             else:
-                sym = Unknown(name=name)
+                sym = Unknown(name=name, why="parameter")
             inner_locals[name] = Binding(sym, inner.branch_key())
         for param in params.kwonly_params:
             name = param.name.value
@@ -206,7 +209,7 @@ class Calls(InterpreterBase):
             elif param.default is not None:
                 sym = self._eval(param.default, default_frame)
             else:
-                sym = Unknown(name=name)
+                sym = Unknown(name=name, why="parameter")
             inner_locals[name] = Binding(sym, inner.branch_key())
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -238,11 +241,78 @@ class Calls(InterpreterBase):
         self.configs.append(config)
         return config
 
-    def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame) -> Sym:
+    def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame, callee: Sym) -> Sym:
         tf2 = self.tf2.call(last, full, call, frame)
         if tf2 is not None:
             return tf2
-        return api.call(self, self.api, last, full, call, frame)
+        return api.call(self, self.api, last, full, call, frame, callee)
+
+    # ---------------------------------------------------------------------------------------
+    # whose API a call is
+
+    def callee_origin(self, callee: Sym, func, frame: Frame) -> str:
+        """Where the name a call goes through was bound, for an API of the adapter (rules/tf_api.toml,
+        ``[adapter]``): ``ADAPTER`` (an import from one of its packages, directly, through a re-export of a
+        module of the tree, or through a star import), ``ELSEWHERE`` (an import from another package, a
+        parameter, a value of the script) or ``UNSEEN`` (a name whose binding npu-audit cannot see: bound
+        nowhere it looks, in a branch, by a relative import it cannot find). ``callee`` is what the call's
+        function evaluated to; for ``a.b.f(...)`` that gives no answer, the binding of ``a`` does."""
+        packages = self.api.model.adapter_packages
+        found = self._origin_of(callee, packages, parameter=True)
+        if found is not None:
+            return found
+        first = func
+        while isinstance(first, cst.Attribute):
+            first = first.value
+        if not isinstance(first, cst.Name):
+            return UNSEEN
+        base = self.force(self.lookup(first.value, frame), frame) if first is not func else callee
+        if base is not callee and isinstance(base, (Unknown, ModuleRef)):
+            # only an import says where an attribute comes from (a parameter or an object may hold anything)
+            found = self._origin_of(base, packages, parameter=False)
+            if found is not None:
+                return found
+        if isinstance(base, ModuleRef) and base.file is not None and isinstance(func, cst.Attribute) and func.value is first:
+            # ``helpers.NPURunConfig(...)`` with ``helpers`` a module of the tree that star-imports the adapter
+            state = self.load_module(base, frame.module, func.attr.value)
+            if state is not None and self._star_supplies(state, func.attr.value, packages, set()):
+                return ADAPTER
+            return UNSEEN
+        if isinstance(base, Unknown) and base.name == first.value and base.why == "" and base.source is None:
+            # bound nowhere the interpreter looks: a star import of the adapter (here or in a module of the
+            # tree this one star-imports) supplies it (``from npu_bridge.npu_init import *``, then
+            # ``NPURunConfig(...)`` or ``util.set_iteration_per_loop(...)``)
+            return ADAPTER if self._star_supplies(frame.module, first.value, packages, set()) else UNSEEN
+        return UNSEEN
+
+    @staticmethod
+    def _origin_of(sym: Sym, packages, parameter: bool) -> Optional[str]:
+        """ADAPTER or ELSEWHERE when ``sym`` itself says where it comes from, else None."""
+        if isinstance(sym, ModuleRef):
+            if sym.file is not None or sym.name.startswith("."):
+                return None
+            return ADAPTER if sym.name.split(".", 1)[0] in packages else ELSEWHERE
+        if isinstance(sym, Unknown):
+            if sym.source is not None:
+                return ADAPTER if sym.source.split(".", 1)[0] in packages else ELSEWHERE
+            if sym.why == "parameter" and parameter:
+                return ELSEWHERE
+            return None
+        return ELSEWHERE  # a value of the script (an object, a constant, ...)
+
+    def _star_supplies(self, module, name: str, packages, seen: set[int]) -> bool:
+        """Whether ``from <adapter package> import *`` in ``module``, or in a module of the tree it
+        star-imports (transitively), can supply ``name``."""
+        if any(m and m.split(".", 1)[0] in packages for m in module.foreign_stars):
+            return True
+        for ref in module.star_modules:
+            state = self.load_module(ref, module, name)
+            if state is None or id(state) in seen:
+                continue
+            seen.add(id(state))
+            if self._star_supplies(state, name, packages, seen):
+                return True
+        return False
 
     def attach_fact(self, sess: Optional[Sym], fact: CodeFact) -> None:
         """Attach a code fact about a session (set_iteration_per_loop) to the config it runs with."""

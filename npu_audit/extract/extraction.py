@@ -32,6 +32,8 @@ class Extraction:
     dependencies: list[Path] = field(default_factory=list)  # other files read
     ranges: dict[int, Range] = field(default_factory=dict)  # id(node) -> Range for every node positioned
     functions_read: frozenset[int] = frozenset()  # ids of the function nodes the interpreter read (until release)
+    # calls in this file of an adapter API whose name npu-audit cannot trace to an import: (range, name)
+    unseen_calls: list[tuple[Range, str]] = field(default_factory=list)
 
     def range_of(self, node) -> Optional[Range]:
         return self.ranges.get(id(node)) if node is not None else None
@@ -239,6 +241,9 @@ def extract_configs(
              if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
     ranges = _compute_positions(configs, facts, modules, None if all_positions else display)
+    unseen = [(path, node, name) for path, node, name in interp.unseen_calls if path == display]
+    if unseen:
+        ranges.update(node_ranges([node for _path, node, _name in unseen]))
     interp.tf2 = None  # type: ignore[assignment]  # (it points back at the interpreter)
     return Extraction(
         ranges=ranges,
@@ -248,6 +253,7 @@ def extract_configs(
         modules=modules,
         dependencies=[p for p in project.dependencies(file) if p != state.file],
         functions_read=frozenset(interp.functions_read),
+        unseen_calls=[(ranges[id(node)], name) for _path, node, name in unseen if id(node) in ranges],
     )
 
 

@@ -11,7 +11,7 @@ what a method call on one class costs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import npu_audit.extract.api as api
 import npu_audit.syntax as cst
@@ -107,6 +107,7 @@ class InterpreterBase:
     configs: list[SessionConfig]
     loose_facts: list[CodeFact]
     config_objects: list[ConfigObjectRef]
+    unseen_calls: list[tuple[str, Any, str]]
     api: api.Registry
     tf2: Tf2Extractor
     _active: list[int]
@@ -135,6 +136,7 @@ class InterpreterBase:
         def exec_block(self, body, frame: Frame) -> None: ...
         def force(self, sym: Sym, frame: Frame) -> Sym: ...
         def get_attr(self, base: Sym, attr: str, node: cst.Attribute, frame: Frame) -> Sym: ...
+        def load_module(self, ref: ModuleRef, importer: ModuleState, name: Optional[str] = None) -> Optional[ModuleState]: ...
         def lookup(self, name: str, frame: Frame) -> Sym: ...
         def module_attr(self, ref: ModuleRef, name: str, frame: Frame) -> Sym: ...
         def narrow(self, value: Sym, frame: Frame) -> Sym: ...

@@ -62,6 +62,8 @@ class Interpreter(Statements, Expressions, Calls):
         self.configs: list[SessionConfig] = []
         self.loose_facts: list[CodeFact] = []
         self.config_objects: list[ConfigObjectRef] = []  # DumpConfig(...) & co., wherever they are built
+        # calls of an adapter API whose name npu-audit cannot trace to an import (path, call node, name)
+        self.unseen_calls: list[tuple[str, Any, str]] = []
         self.api = api.Registry(kb)  # the TF/NPU calls it knows (rules/tf_api.toml)
         self.tf2 = Tf2Extractor(self)  # TF2: npu_device.global_options() and open() (extract/tf2.py)
         self._active: list[int] = []  # ids of function nodes being read (recursion guard)

@@ -36,6 +36,8 @@ class ModuleState:
     globals: dict = field(default_factory=dict)  # name -> Binding
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> dotted imported name
     star_modules: list = field(default_factory=list)  # ModuleRef of `from m import *` (tree modules)
+    # the modules outside the tree of `from m import *` (dotted; "" for a relative one not found)
+    foreign_stars: list[str] = field(default_factory=list)
     flags: dict = field(default_factory=dict)  # flag name -> (Sym, node)
     arguments: dict = field(default_factory=dict)  # argparse dest -> (Sym, node)
     functions: list = field(default_factory=list)  # FunctionRef defined at module level (and methods)

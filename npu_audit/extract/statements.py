@@ -424,6 +424,8 @@ class Statements(InterpreterBase):
         if isinstance(small.names, cst.ImportStar):
             if ref.file is not None:
                 frame.module.star_modules.append(ref)
+            else:
+                frame.module.foreign_stars.append(dotted or "" if not level else "")
             return
         for alias in small.names:
             name = self._dotted(alias.name)
@@ -443,7 +445,8 @@ class Statements(InterpreterBase):
                 self.bind(local, here.sym, frame)
                 continue
             sub = self._module_ref(f"{dotted}.{name}" if dotted else name, level, frame)
-            self.bind(local, sub if sub.file else Unknown(name=local, why="imported"), frame)
+            source = f"{dotted}.{name}" if dotted and not level else None
+            self.bind(local, sub if sub.file else Unknown(name=local, why="imported", source=source), frame)
 
 
 def _compare_with(op: str, other: Any, value: Any) -> Any:

@@ -29,12 +29,17 @@ class Unknown(Sym):
     """A value npu-audit does not know. ``name`` is set for plain names (parameters, unbound globals)."""
 
     name: Optional[str] = None
-    why: str = ""
+    why: str = ""  # "imported", "parameter", "environment variable", ...
     owner: Optional[InstanceRef] = None  # for `obj.attr` never assigned: the object and the attribute
     attr: Optional[str] = None
+    source: Optional[str] = None  # a name imported from outside the tree: its dotted path ("pkg.mod.Name")
 
 
 UNKNOWN = Unknown()
+
+#: where the name of a call of an adapter API was bound (``Calls.callee_origin``): an import from the adapter's
+#: packages, somewhere else (another package, the script's own code), or nowhere npu-audit can see
+ADAPTER, ELSEWHERE, UNSEEN = "adapter", "elsewhere", "unseen"
 
 
 @dataclass(eq=False)

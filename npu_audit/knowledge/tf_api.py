@@ -62,6 +62,8 @@ class ApiEntry:
     # session: the top-level modules it is imported from; a call through an import of another module
     # (outside the analysed tree) is somebody else's class of the same name (requests.Session)
     modules: tuple[str, ...] = ()
+    # the adapter's own API: the call is it only when its name comes from one of ApiModel.adapter_packages
+    adapter: bool = False
     note: Optional[str] = None
     cite: tuple[Citation, ...] = ()
 
@@ -84,6 +86,8 @@ class ApiModel:
     by_name: dict[str, ApiEntry]
     by_suffix: dict[str, ApiEntry]
     entries: tuple[ApiEntry, ...] = ()
+    # the top-level packages of the adapter (``[adapter]``): where the names of its API come from
+    adapter_packages: tuple[str, ...] = ()
 
     def modelled_call_names(self) -> frozenset[str]:
         """The last names of every call an entry matches (by name, whole name or last two parts): calls
@@ -117,7 +121,15 @@ def build(builder: Any) -> ApiModel:
 def from_data(data: dict) -> ApiModel:
     """The model of the parsed table ``data``."""
     ctx = _Ctx(FILE)
-    _expect(ctx, data, {"api"}, {"python"})
+    _expect(ctx, data, {"api"}, {"python", "adapter"})
+    packages: tuple[str, ...] = ()
+    if "adapter" in data:
+        adapter = data["adapter"]
+        _expect(ctx.at("adapter"), adapter, {"packages", "cite"}, set())
+        packages = _strs(ctx.at("adapter.packages"), adapter["packages"])
+        if not packages or any("." in m for m in packages):
+            raise ctx.at("adapter.packages").fail("the adapter's top-level package names (\"npu_bridge\"), at least one")
+        _citations(ctx.at("adapter.cite"), adapter["cite"])
     entries: list[ApiEntry] = []
     for section, cited in (("api", True), ("python", False)):
         tables = data.get(section, [])
@@ -125,6 +137,8 @@ def from_data(data: dict) -> ApiModel:
             raise ctx.at(section).fail("expected an array of tables ([[" + section + "]])")
         for i, table in enumerate(tables):
             entries.append(_entry(ctx.at(f"{section}[{i}]"), table, cited))
+    if not packages and any(entry.adapter for entry in entries):
+        raise ctx.fail("entries marked adapter = true need the [adapter] table (the packages their names come from)")
     by_full: dict[str, ApiEntry] = {}
     by_name: dict[str, ApiEntry] = {}
     by_suffix: dict[str, ApiEntry] = {}
@@ -134,13 +148,14 @@ def from_data(data: dict) -> ApiModel:
                 if name in table:
                     raise ctx.fail(f"{name!r} is named twice ({table[name].kind} and {entry.kind})")
                 table[name] = entry
-    return ApiModel(by_full=by_full, by_name=by_name, by_suffix=by_suffix, entries=tuple(entries))
+    return ApiModel(by_full=by_full, by_name=by_name, by_suffix=by_suffix, entries=tuple(entries),
+                    adapter_packages=packages)
 
 
 def _entry(c: _Ctx, table: Any, cited: bool) -> ApiEntry:
     required = {"kind", "cite"} if cited else {"kind", "note"}
     _expect(c, table, required, {"names", "full", "suffix", "params", "roles", "to", "creates", "returns",
-                                 "modules", "note", "cite"})
+                                 "modules", "adapter", "note", "cite"})
     kind = _str(c.at("kind"), table["kind"], tuple(KINDS))
     names = _strs(c.at("names"), table.get("names", []))
     full = _strs(c.at("full"), table.get("full", []))
@@ -174,11 +189,16 @@ def _entry(c: _Ctx, table: Any, cited: bool) -> ApiEntry:
         raise c.at("modules").fail("only a session entry has `modules`")
     if any("." in m for m in modules):
         raise c.at("modules").fail("a module here is a top-level package name (\"tensorflow\")")
+    adapter = table.get("adapter", False)
+    if not isinstance(adapter, bool):
+        raise c.at("adapter").fail("expected true or false")
+    if adapter and (modules or not cited):
+        raise c.at("adapter").fail("an adapter entry is an [[api]] entry without `modules` (its packages are [adapter])")
     note = table.get("note")
     if note is not None:
         _str(c.at("note"), note)
     return ApiEntry(kind=kind, names=names, full=full, suffix=suffix, params=params, roles=roles, to=to,
-                    creates=creates, returns=returns, modules=modules, note=note,
+                    creates=creates, returns=returns, modules=modules, adapter=adapter, note=note,
                     cite=_citations(c.at("cite"), table["cite"]) if cited else ())
 
 

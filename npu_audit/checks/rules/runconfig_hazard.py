@@ -44,8 +44,27 @@ class RunConfigHazard(Rule):
             (Expect(4, 61, "DumpConfig has no keyword 'op_debug_level': the script fails with TypeError",
                     hint="remove op_debug_level=", option="DumpConfig.op_debug_level"),),
         ),
+        Invalid(  # a name no import binds: perhaps not the adapter's, so a warning that says so
+            "run_config = NPURunConfig(iteration_per_loop=10)\n",
+            (Expect(1, 27, "NPURunConfig has no keyword 'iteration_per_loop': the script fails with TypeError when "
+                           "it builds the config; did you mean 'iterations_per_loop'? (if NPURunConfig is the "
+                           "adapter's: npu-audit cannot see where the name comes from, no import from npu_bridge or "
+                           "npu_device binds it)",
+                    severity="warning", hint="write iterations_per_loop=", option="NPURunConfig.iteration_per_loop"),),
+        ),
     )
-    valid = ("from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n",)
+    valid = (
+        "from npu_bridge.npu_init import *\nrun_config = NPURunConfig(iterations_per_loop=10)\n",
+        # names of the adapter's API that are somebody else's: another package's classes, the script's own
+        "from pydantic import BaseModel\n\nclass DumpConfig(BaseModel):\n    op_debug_level: int = 0\n\n"
+        "dump = DumpConfig(op_debug_level=2)\n",
+        "from profiler_tools.config import DumpConfig, ProfilingConfig\n"
+        "dump = DumpConfig(op_debug_level=2, dump_step='every')\nprof = ProfilingConfig(sample_rate=10)\n",
+        "import profiler_tools as pt\ndump = pt.DumpConfig(op_debug_level=2)\n",
+        "class NPURunConfig:\n    def __init__(self, **kwargs):\n        self.kwargs = kwargs\n\n"
+        "run_config = NPURunConfig(auto_tune_mode='GA')\n",
+        "def build(NPURunConfig):\n    return NPURunConfig(auto_tune_mode='GA')\n",
+    )
 
     def check(self, ctx):
         for _config, entry in ctx.entries():
