@@ -17,6 +17,7 @@ from typing import Optional, cast
 from npu_audit.checks.base import CheckContext, RelationHit
 from npu_audit.checks.conditions import ABSENT, OptionView, compatible, consistent, evaluate, expand, verdict
 from npu_audit.extract.model import OptionWrite
+from npu_audit.extract.runconfig import object_keys
 from npu_audit.knowledge.model import Condition, Relation
 from npu_audit.knowledge.vocabulary import RELATION_CHECKS
 
@@ -95,8 +96,13 @@ def evaluate_relations(ctx: CheckContext) -> list[RelationHit]:
         effective = entry.effective()
         if not effective:
             continue
+        # a config object on its own (DumpConfig(...) no NPURunConfig npu-audit read takes): only the relations
+        # among keys its class writes hold whatever session config it joins
+        within = object_keys(ctx.kb, entry.object_class) if entry.kind == "config-object" and entry.object_class else None
         for rel in ctx.kb.relations:
             if release not in rel.releases or not any(k in effective for k in rel.keys):
+                continue
+            if within is not None and not set(rel.keys) <= within:
                 continue
             if rel.kind in ("gated", "overrides") and not _user_candidates(effective, rel.subject):
                 continue  # the option without effect was written by NPURunConfig itself, not by the user

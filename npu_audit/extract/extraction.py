@@ -17,7 +17,7 @@ from npu_audit.extract.model import CodeFact, SessionConfig
 from npu_audit.extract.positions import Range, node_ranges
 from npu_audit.extract.project import ModuleState, Project
 from npu_audit.extract.recorder import PositionRecorder
-from npu_audit.extract.runconfig import object_hazards
+from npu_audit.extract.runconfig import lone_object_config
 from npu_audit.knowledge.model import KnowledgeBase
 
 
@@ -236,9 +236,8 @@ def extract_configs(
     interp = Interpreter(project, kb, positions)
     interp.run_module(state)
     interp.run_standalone(state, text, tree, dropped)
-    configs = [c for c in interp.configs if _relevant(c, display)]
-    facts = [f for f in interp.loose_facts + _unexpanded_object_hazards(interp)
-             if f.path == display or (f.calls and f.calls[0].path == display)]
+    configs = [c for c in interp.configs + _lone_objects(interp, kb, project) if _relevant(c, display)]
+    facts = [f for f in interp.loose_facts if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
     ranges = _compute_positions(configs, facts, modules, None if all_positions else display)
     unseen = [(path, node, name) for path, node, name in interp.unseen_calls if path == display]
@@ -257,18 +256,18 @@ def extract_configs(
     )
 
 
-def _unexpanded_object_hazards(interp: Interpreter) -> list[CodeFact]:
-    """What building a config object raises (DumpConfig(op_debug_level=...): TypeError) when no NPURunConfig
-    the interpreter read takes the object (a helper that returns it to code npu-audit cannot follow): the
-    object is checked where it is built, as code facts (an expanded object's hazards are its entry's)."""
+def _lone_objects(interp: Interpreter, kb: KnowledgeBase, project: Project) -> list[SessionConfig]:
+    """The config objects (DumpConfig(...) & co.) no NPURunConfig the interpreter read takes, each as the
+    config of the writes it becomes (runconfig.lone_object_config): checked where they are built."""
+    by_display = {m.display: m for m in project.modules.values()}
     out = []
     for obj in interp.config_objects:
-        if obj.expanded:
+        module = by_display.get(obj.path)
+        if obj.expanded or module is None:
             continue
-        for hazard in object_hazards(obj):
-            out.append(CodeFact(kind="config-object-hazard", value=None, path=hazard.path, node=hazard.node,
-                                detail=hazard.message, branches=hazard.branches, calls=hazard.calls,
-                                hint=hazard.hint, option=hazard.option))
+        config = lone_object_config(kb, obj, module)
+        if config is not None:
+            out.append(config)
     return out
 
 

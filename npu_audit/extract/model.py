@@ -192,7 +192,7 @@ class EffectiveOption:
 class Entry:
     """One custom optimizer entry (``custom_optimizers.add()``) or the entry NPUEstimator appends."""
 
-    kind: str  # custom_optimizer | npurunconfig | helper-default | orphan
+    kind: str  # custom_optimizer | npurunconfig | helper-default | config-object | orphan
     path: str
     node: Optional[cst.CSTNode]  # the add() call / NPURunConfig call / helper call
     name: Optional[Value] = None  # value written to .name (None: never named)
@@ -202,12 +202,13 @@ class Entry:
     hazards: list[Hazard] = field(default_factory=list)
     calls: tuple[CallSite, ...] = ()
     range: Optional[Range] = None
+    object_class: Optional[str] = None  # config-object: the class (DumpConfig, ...) whose writes these are
 
     @property
     def is_npu(self) -> Optional[bool]:
         """True when named exactly "NpuOptimizer" on every path, False when never, None when unknown
         (unresolved, or the name depends on a branch)."""
-        if self.kind in ("npurunconfig", "helper-default", "global_options"):
+        if self.kind in ("npurunconfig", "helper-default", "global_options", "config-object"):
             return True
         if not self.name_writes:
             if self.name is not None:  # named by a helper
@@ -314,7 +315,9 @@ class SessionConfig:
     """One session config a script builds (a ConfigProto, an NPURunConfig or the TF2 option object), with its
     optimizer entries and the code around it that the checks need."""
 
-    kind: str  # ConfigProto | NPURunConfig | global_options (TF2) | unknown
+    # ConfigProto | NPURunConfig | global_options (TF2) | config-object (DumpConfig & co. that no NPURunConfig
+    # npu-audit read takes) | unknown
+    kind: str
     path: str
     node: Optional[cst.CSTNode]
     variable: Optional[str] = None

@@ -7,9 +7,19 @@ are marked ``implicit``: they explain what runs, and checks never blame the user
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional, Protocol
 
-from npu_audit.extract.model import BranchStep, CallSite, Entry, Hazard, OptionWrite, Value
+from npu_audit.extract.model import (
+    UNRESOLVED,
+    BranchStep,
+    CallSite,
+    Entry,
+    Hazard,
+    OptionWrite,
+    SessionConfig,
+    Value,
+)
 from npu_audit.extract.project import ModuleState
 from npu_audit.extract.symbols import ConfigObjectRef, ConfigRef, Const, Sym, make_value, to_python
 from npu_audit.knowledge.model import KnowledgeBase
@@ -28,6 +38,12 @@ class Frame(Protocol):
 def config_object_names(kb):
     """Names of the config-object classes NPURunConfig takes (DumpConfig, ...)."""
     return kb.runconfig.objects.keys()
+
+
+def _run_decides(value: Value) -> Value:
+    """A keyword given a flag whose default is None: NPUEstimator writes nothing with the default, but the
+    real run may pass the flag; the value is the run's, unknown here (no finding claims it is absent)."""
+    return Value(python=UNRESOLVED, origin="unresolved", text=value.text)
 
 
 def _default_value(default, text: str) -> Value:
@@ -60,6 +76,38 @@ def object_hazards(obj: ConfigObjectRef) -> list[Hazard]:
         out.append(Hazard(id="unknown-runconfig-keyword", message=message, path=obj.path, node=arg_node,
                           option=f"{obj.cls}.{k}", branches=obj.branches, calls=obj.calls, hint=hint))
     return out
+
+
+@dataclass
+class _ObjectFrame:
+    """Where a config object was built, as the expansion reads a frame."""
+
+    module: ModuleState
+    branches: list[BranchStep]
+    calls: tuple[CallSite, ...]
+
+
+def lone_object_config(kb: KnowledgeBase, obj: ConfigObjectRef, module: ModuleState) -> Optional[SessionConfig]:
+    """A config object no NPURunConfig the interpreter read takes (built in a helper that returns it, handed
+    to code npu-audit cannot follow), as the writes it becomes when an NPURunConfig takes it: its values,
+    and the relations among the keys its own class writes, are checked where it is built. Its entry's
+    ``kind`` is "config-object": relations that involve a key the class cannot write need the whole session
+    config and are not claimed from the object alone (npu_audit.checks.relations)."""
+    spec = next((s for s in kb.runconfig.kwargs.values() if s.object == obj.cls), None)
+    if spec is None:
+        return None
+    config = SessionConfig(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls)
+    entry = Entry(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls, object_class=obj.cls,
+                  name=Value(python="NpuOptimizer", origin="resolved", text=obj.cls))
+    config.entries.append(entry)
+    _expand_object(kb, entry, spec, obj, obj.node, obj.node, _ObjectFrame(module, list(obj.branches), obj.calls), obj.node)
+    return config
+
+
+def object_keys(kb: KnowledgeBase, cls: str) -> frozenset[str]:
+    """The parameter_map keys a config-object class writes (rules/npurunconfig.toml)."""
+    spec = kb.runconfig.objects.get(cls)
+    return frozenset(p.key for p in spec.params if p.key) if spec is not None else frozenset()
 
 
 def _unknown_keyword(callee: str, name: str, names, when: str) -> tuple[str, str]:
@@ -125,7 +173,9 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
             continue
         value = make_value(sym, frame.module.code(node))
         if value.resolved and value.python is None and spec.written in ("if-not-none", "conditional"):
-            continue
+            if value.origin != "flag-default":
+                continue
+            value = _run_decides(value)
         _write(entry, spec.key, spec.field, value, frame, via="NPURunConfig", kwarg=name, target=arg,
                value_node=node, implicit=False, stmt=call)
         if spec.hazard and value.resolved and isinstance(value.python, str) and spec.key == "insert_op_file":
@@ -189,7 +239,8 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             return
     if sym.cls == "ProfilingConfig":
         enabled = values.get("enable_profiling")
-        if enabled is not None and enabled.resolved and not enabled.python and "profiling_options" in given:
+        if enabled is not None and enabled.resolved and not enabled.python and "profiling_options" in given and not is_none(
+                "profiling_options"):
             _hazard(entry, "profiling-options-unused",
                     "profiling_options is given but enable_profiling is False: NPUEstimator does not write it",
                     given["profiling_options"][2], frame, option="profiling_options", severity="warning",
@@ -201,7 +252,9 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             _sym, value_node, value_arg = given[p.name]
             value = values[p.name]
             if value.resolved and value.python is None:
-                continue
+                if value.origin != "flag-default":
+                    continue
+                value = _run_decides(value)
             if sym.cls == "DumpConfig" and p.name == "dump_debug_mode" and is_none("dump_mode"):
                 _hazard(entry, "dump-debug-mode-dropped",
                         "dump_debug_mode is only written when dump_mode is not None (NPUEstimator): this setting is lost",

@@ -11,7 +11,9 @@ def relation_findings(rule, ctx, fix_for=None):
         w = hit.anchor
         related = []
         for other in hit.others:
-            r = ctx.related_write(other, f"'{other.key}' is set here" + (" (by NPURunConfig)" if other.implicit else ""))
+            by = "" if not other.implicit else (
+                " (by NPURunConfig)" if other.via in (None, "NPURunConfig") else f" ({other.via}'s default)")
+            r = ctx.related_write(other, f"'{other.key}' is set here{by}")
             if r is not None:
                 related.append(r)
         message, severity = hit_message(hit), hit.relation.severity

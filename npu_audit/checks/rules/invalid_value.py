@@ -111,6 +111,12 @@ class InvalidValue(Rule):
                            "'allow_mix_precision_bf16', 'allow_fp32_to_bf16': assigning it raises ValueError "
                            "('mix_precision' not in optional list), so the script stops here"),),
         ),
+        Invalid(  # MemoryConfig on its own
+            "from npu_bridge.npu_init import *\n\n\ndef memory_settings():\n    return MemoryConfig(variable_use_1g_huge_page=9)\n",
+            (Expect(5, 51, "9 is not a valid value for 'variable_use_1g_huge_page' (one of 0, 1, 2): the adapter rejects "
+                           "it and the session fails to start",
+                    hint="write one of 0, 1, 2", option="variable_use_1g_huge_page"),),
+        ),
     )
     valid = (
         PRELUDE + 'custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")\n',

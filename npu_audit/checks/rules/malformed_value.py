@@ -36,6 +36,31 @@ class MalformedValue(Rule):
                            "'on', 'off'; not read while its switch is off, but once it is on the adapter passes it "
                            "on unchecked, so it is not applied as documented", severity='warning'),),
         ),
+        Invalid(  # ProfilingConfig on its own
+            "from npu_bridge.npu_init import *\n\n\ndef profiling_settings():\n"
+            "    return ProfilingConfig(enable_profiling=True, profiling_options='{\"output\": \"/tmp/prof\", "
+            "\"task_trace\": \"on\"')\n",
+            (Expect(5, 112, "'profiling_options' is malformed: invalid JSON: missing '}' at the end of the object; the "
+                            "adapter passes it on unchecked, so it is not applied as documented", severity="warning",
+                    hint='expected JSON object of profiling fields, e.g. {"output":"/tmp/profiling","training_trace":"on"}',
+                    option="profiling_options"),),
+        ),
+        Invalid(  # DynamicInputConfig on its own
+            "from npu_bridge.npu_init import *\n\n\ndef dynamic_settings():\n    return DynamicInputConfig(input_shape='data:-1,224', "
+            "dynamic_dims='1;2;x', dynamic_node_type=1, compile_hybrid_mode=0)\n",
+            (Expect(5, 76, "'dynamic_dims' is malformed at 'x': size 'x' is not an integer; the adapter aborts the whole "
+                           "process (LOG(FATAL))",
+                    hint="expected profiles joined by ';', each comma-separated non-negative integers",
+                    option="dynamic_dims"),),
+        ),
+        Invalid(  # ExperimentalConfig on its own
+            "from npu_bridge.npu_init import *\n\n\ndef experimental_settings():\n    return ExperimentalConfig(accelerate_train_mode='slow|step|0.9')\n",
+            (Expect(5, 54, "'experimental_accelerate_train_mode' is malformed at 'slow': acceleration type 'slow' is not "
+                           "'fast' or 'fast1'; it fails when the graph is built or run on the device",
+                    hint="expected type|trigger|ratio: fast or fast1, step (ratio 0.2-0.9, default 0.9) or loss "
+                         "(ratio 1.01-1.5, default 1.05); ratio optional",
+                    option="experimental_accelerate_train_mode"),),
+        ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["dump_step"].s = tf.compat.as_bytes("0|3-5|10")\n',)
 

@@ -40,11 +40,22 @@ class MissingCompanion(Rule):
                            "is mixed_float16/mixed_bfloat16/mixed_hif8; it also rejects it when neither option is "
                            "written"),),
         ),
+        Invalid(  # a DumpConfig on its own: the relation among its own keys holds wherever it goes
+            "from npu_bridge.npu_init import *\n\n\ndef dump_settings():\n    return DumpConfig(enable_dump=True, dump_step='0|5')\n",
+            (Expect(5, 23, "Data dump writes its files to dump_path; with enable_dump=True and no dump_path the adapter "
+                           "refuses the options and the session fails to start",
+                    hint="add dump_path pointing to an existing directory the training user can read and write",
+                    option="enable_dump"),),
+        ),
     )
     valid = (
         PRELUDE + 'custom_op.parameter_map["enable_dump"].b = True\ncustom_op.parameter_map["dump_path"].s = b"/tmp"\n',
         PRELUDE + 'custom_op.parameter_map["modify_mixlist"].s = b"/home/ops.json"\n'
                   'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_float16"\n',
+        # dump_path from a flag whose default is None: the real run passes it, nothing claims it is absent
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "tf.flags.DEFINE_string('dump_dir', None, 'where to dump')\nFLAGS = tf.flags.FLAGS\n"
+        "dump = DumpConfig(enable_dump=True, dump_path=FLAGS.dump_dir)\n",
     )
 
     def check(self, ctx):

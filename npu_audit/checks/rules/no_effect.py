@@ -66,6 +66,20 @@ class NoEffect(Rule):
                            "do not count on the value being applied on the device; remove the setting, or check the "
                            "script with --release current if the job runs on the current release"),),
         ),
+        Invalid(  # a DumpConfig no NPURunConfig npu-audit reads takes: checked where it is built
+            "from npu_bridge.npu_init import *\n\n\ndef dump_settings():\n"
+            "    return DumpConfig(enable_dump_debug=True, dump_path='/tmp/overflow', dump_step='0|5')\n",
+            (Expect(5, 74, "dump_step selects the iterations of a data dump and is only read when enable_dump is True; "
+                           "otherwise it is silently unused",
+                    hint="set enable_dump to True (with dump_path), or remove dump_step", option="dump_step"),),
+        ),
+        Invalid(  # a keyword of a config object given to NPURunConfig
+            "from npu_bridge.npu_init import *\n\n\ndef run_config():\n"
+            "    return NPURunConfig(dump_config=DumpConfig(dump_step='0|5'), model_dir='/tmp/model')\n",
+            (Expect(5, 48, "dump_step selects the iterations of a data dump and is only read when enable_dump is True; "
+                           "otherwise it is silently unused",
+                    hint="set enable_dump to True (with dump_path), or remove dump_step", option="dump_step"),),
+        ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["profiling_mode"].b = True\n'
                        'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p"}\'\n',

@@ -64,6 +64,9 @@ class RunConfigHazard(Rule):
         "class NPURunConfig:\n    def __init__(self, **kwargs):\n        self.kwargs = kwargs\n\n"
         "run_config = NPURunConfig(auto_tune_mode='GA')\n",
         "def build(NPURunConfig):\n    return NPURunConfig(auto_tune_mode='GA')\n",
+        # profiling_options=None given with profiling off is the same as not giving it
+        "from npu_bridge.npu_init import *\nprof = ProfilingConfig(enable_profiling=False, profiling_options=None)\n"
+        "run_config = NPURunConfig(profiling_config=prof)\n",
     )
 
     def check(self, ctx):

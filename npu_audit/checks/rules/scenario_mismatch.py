@@ -51,8 +51,9 @@ def _scenario_in(ctx, entry, holder) -> Scenario:
     (npu_estimator.py:802, 1 unless given graph_run_mode=0), after the entries of its session_config. When no
     entry writes it: training (the adapter's default is 1: rules/options/basic.toml, keys.tsv,
     npu_attrs.cc:2137; the TF2 option object passes 1 on too, tf2_options.toml), except for an entry reached
-    only through an object of unknown origin (kind "orphan") or TF2 options seen without the npu_device.open()
-    that reads them: code not seen may write graph_run_mode there.
+    only through an object of unknown origin (kind "orphan"), a config object no NPURunConfig npu-audit read
+    takes (kind "config-object"), or TF2 options seen without the npu_device.open() that reads them: code not
+    seen may write graph_run_mode there.
 
     graph_run_mode = 0 written in a ConfigProto handed on to code not read here (:func:`_handed_to_code_not_read`)
     is not a known scenario: that code decides, and NPURunConfig(session_config=config) there would run it as
@@ -71,8 +72,8 @@ def _scenario_in(ctx, entry, holder) -> Scenario:
         if _SCENARIO_OF[value] == "inference" and _handed_to_code_not_read(holder):
             return Scenario(None)
         return Scenario(_SCENARIO_OF[value], eff.last, "written")
-    if entry.kind == "orphan" or _tf2_unopened(ctx, entry):
-        return Scenario(None)
+    if entry.kind in ("orphan", "config-object") or _tf2_unopened(ctx, entry):
+        return Scenario(None)  # (a config object on its own: the NPURunConfig that takes it decides)
     return Scenario("training", None, "default")
 
 
@@ -187,6 +188,9 @@ class ScenarioMismatch(Rule):
                   'custom_op.parameter_map["work_path"].s = b"./tuning"\n',
         # a training value in a config without graph_run_mode (training by default)
         PRELUDE + 'custom_op.parameter_map["iterations_per_loop"].i = 10\n',
+        # a DynamicInputConfig on its own: the NPURunConfig that takes it decides the scenario
+        "from npu_bridge.npu_init import *\n\n\ndef dynamic_settings():\n    return DynamicInputConfig(input_shape='data:-1,224', "
+        "dynamic_dims='1;2', dynamic_node_type=1, compile_hybrid_mode=0)\n",
     )
 
     def check(self, ctx):
