@@ -265,8 +265,13 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
                 enabled = values.get("enable_profiling")
                 if enabled is not None and enabled.resolved and not enabled.python:
                     continue
+            # a keyword spelled out with the class's own default: NPUEstimator writes that value anyway, so
+            # the write is the object's, not the user's (no finding blames it: a placeholder DumpConfig(
+            # enable_dump=False, dump_mode="output") that branches replace loses nothing)
+            default = (value.resolved and p.default is not None and type(value.python) is type(p.default)
+                       and value.python == p.default)
             _write(entry, p.key, p.field, value, frame, via=f"{sym.cls}", kwarg=p.name, target=value_arg,
-                   value_node=value_node, implicit=False, stmt=sym.node)
+                   value_node=value_node, implicit=default, stmt=sym.node)
         elif p.written in ("always", "if-not-none") and p.default is not None:
             _write(entry, p.key, p.field, values[p.name], frame, via=f"{sym.cls}", kwarg=p.name, target=None,
                    value_node=None, implicit=True, stmt=sym.node)

@@ -83,7 +83,10 @@ class NoEffect(Rule):
     )
     valid = (PRELUDE + 'custom_op.parameter_map["profiling_mode"].b = True\n'
                        'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p"}\'\n',
-             '# npu-audit-test: release=legacy\n' + PRELUDE + 'custom_op.parameter_map["graph_memory_max_size"].s = b"1024"\n')
+             '# npu-audit-test: release=legacy\n' + PRELUDE + 'custom_op.parameter_map["graph_memory_max_size"].s = b"1024"\n',
+             # keywords spelled out with DumpConfig's own defaults: NPUEstimator writes them anyway
+             "from npu_bridge.npu_init import *\n\n\ndef placeholder():\n"
+             "    return DumpConfig(enable_dump=False, dump_mode='output', enable_dump_debug=False, dump_debug_mode='all')\n")
 
     def check(self, ctx):
         yield from relation_findings(self, ctx)
