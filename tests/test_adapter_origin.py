@@ -53,6 +53,16 @@ LOOK_ALIKES = {
     "a global_options() of another package": (
         "from device_settings import global_options\nopts = global_options()\n"
         "opts.precision_mode = 'fast'\nopts.not_an_option = 3\n"),
+    "MemoryConfig and ExperimentalConfig of another package": (
+        "from cluster_tools import ExperimentalConfig, MemoryConfig\n\n\ndef settings():\n"
+        "    return MemoryConfig(variable_use_1g_huge_page=9), ExperimentalConfig(accelerate_train_mode='slow')\n"),
+    "set_iteration_per_loop and NPUOptimizer of another package": (
+        "import tensorflow as tf\nfrom loop_tools import NPUOptimizer, set_iteration_per_loop\n\n"
+        "config = tf.ConfigProto()\ncustom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        "custom_op.name = 'NpuOptimizer'\ncustom_op.parameter_map['iterations_per_loop'].i = 10\n"
+        "custom_op.parameter_map['is_tailing_optimization'].b = False\n"
+        "opt = NPUOptimizer(tf.train.GradientDescentOptimizer(0.1), is_tailing_optimization=True)\n"
+        "sess = tf.Session(config=config)\ntrain_op = set_iteration_per_loop(sess, None, 5)\n"),
     "set_keras_session_npu_config of the script": (
         "def set_keras_session_npu_config(config=None):\n    return config\n\n\n"
         "sess = set_keras_session_npu_config(config={'precision_mode': 'fast'})\n"),
