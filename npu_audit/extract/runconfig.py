@@ -96,7 +96,8 @@ def lone_object_config(kb: KnowledgeBase, obj: ConfigObjectRef, module: ModuleSt
     spec = next((s for s in kb.runconfig.kwargs.values() if s.object == obj.cls), None)
     if spec is None:
         return None
-    config = SessionConfig(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls)
+    config = SessionConfig(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls,
+                           bound_to=obj.bound_to, handed_on=obj.handed_on)
     entry = Entry(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls, object_class=obj.cls,
                   name=Value(python="NpuOptimizer", origin="resolved", text=obj.cls))
     config.entries.append(entry)

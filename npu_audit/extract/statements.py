@@ -26,6 +26,7 @@ from npu_audit.extract.model import (
 from npu_audit.extract.symbols import (
     UNKNOWN,
     ClassRef,
+    ConfigObjectRef,
     ConfigRef,
     Const,
     EntryRef,
@@ -340,6 +341,27 @@ class Statements(InterpreterBase):
             self.assign(target.target, value, frame, stmt=line, value_node=small.value)
         if isinstance(value, ConfigRef) and not value.path and value.config.node is small.value:
             self._note_binding(value.config, small, frame)
+        elif isinstance(value, ConfigObjectRef) and value.node is small.value:
+            self._note_object_binding(value, small, frame)
+
+    def _note_object_binding(self, obj: ConfigObjectRef, small: cst.Assign, frame: Frame) -> None:
+        """``name = DumpConfig(...)`` in a function: whether anything can read the object. Only inside a
+        function: a module-level name may be imported by another module."""
+        if (len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name) or frame.function is None
+                or frame.locals is None):
+            return
+        name = small.targets[0].target.value
+        if name in frame.global_names:
+            return
+        tree = frame.module.source_ast()
+        scope = usage.function_named(tree, frame.function.node.name.value) if tree is not None else None
+        if scope is None:
+            return
+        key = (id(scope), name)
+        if key not in self._kept:
+            self._kept[key] = not usage.only_written_into(scope, name)
+        obj.bound_to = name
+        obj.handed_on = self._kept[key]
 
     def _note_binding(self, config: SessionConfig, small: cst.Assign, frame: Frame) -> None:
         """``name = tf.ConfigProto(...)``: the name, and whether the object certainly goes nowhere (every use

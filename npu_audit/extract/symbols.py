@@ -78,6 +78,10 @@ class ConfigObjectRef(Sym):
     branches: tuple = ()
     calls: tuple = ()
     expanded: bool = False  # passed to an NPURunConfig the interpreter read (its hazards are the entry's)
+    # ``name = DumpConfig(...)`` inside a function: the name, and whether the object may go anywhere (False:
+    # every use of the name in the function rebinds it or writes into it, so nothing ever reads the object)
+    bound_to: Optional[str] = None
+    handed_on: Optional[bool] = None
 
 
 @dataclass(eq=False)
