@@ -354,7 +354,13 @@ class Statements(InterpreterBase):
         if name in frame.global_names:
             return
         tree = frame.module.source_ast()
-        scope = usage.function_named(tree, frame.function.node.name.value) if tree is not None else None
+        if tree is None:
+            return
+        function = frame.function.node
+        scope = usage.function_named(tree, function.name.value)
+        if scope is None:  # (a method name several classes of the module define)
+            where = cst.range_of(function)
+            scope = usage.function_at(tree, function.name.value, where[0]) if where is not None else None
         if scope is None:
             return
         key = (id(scope), name)

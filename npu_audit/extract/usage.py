@@ -76,6 +76,16 @@ def function_named(tree: ast.AST, name: str) -> Optional[ast.AST]:
     return found[0] if len(found) == 1 else None
 
 
+def function_at(tree: ast.AST, name: str, line: int) -> Optional[ast.AST]:
+    """The function definition called ``name`` in ``tree`` that starts on ``line`` (its ``def`` or one of
+    its decorators), for a name several classes of one module define; None when there is none."""
+    for node in _functions_of(tree).get(name, ()):
+        lines = [node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]  # type: ignore[attr-defined]
+        if line in lines:
+            return node
+    return None
+
+
 # The function definitions of the last few trees asked about, by name: one walk per tree, not one per
 # question (a script asks once per config it binds). Entries hold their tree, so an id is never reused.
 _FUNCTIONS: dict[int, tuple[ast.AST, dict[str, list[ast.AST]]]] = {}

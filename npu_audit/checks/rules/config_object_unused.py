@@ -28,7 +28,7 @@ class ConfigObjectUnused(Rule):
             (Expect(5, 19, "this DumpConfig (dump_config) is built but never used: no NPURunConfig receives it, so "
                            "none of its settings apply (no data dump happens)",
                     hint="pass it to the NPURunConfig the estimator uses: NPURunConfig(..., dump_config=dump_config)",
-                    option="NPURunConfig.dump_config"),),
+                    option="DumpConfig.enable_dump"),),
         ),
     )
     valid = (
@@ -54,11 +54,13 @@ class ConfigObjectUnused(Rule):
                 continue  # only defaults: nothing is lost
             cls = entry.object_class or "config object"
             keyword = next((s.name for s in kb.runconfig.kwargs.values() if s.object == cls), None)
+            # the option it is about: the first keyword the script gives (the switch, as a rule: enable_dump)
+            given = next((w.kwarg for w in entry.writes if not w.implicit and w.kwarg), None)
             what = {"DumpConfig": " (no data dump happens)", "ProfilingConfig": " (no profile is collected)"}.get(cls, "")
             f = ctx.finding(self, config.path, config.range,
                             f"this {cls} ({config.bound_to}) is built but never used: no NPURunConfig receives it, "
                             f"so none of its settings apply{what}",
-                            calls=config.calls, option=f"NPURunConfig.{keyword}" if keyword else None,
+                            calls=config.calls, option=f"{cls}.{given}" if given else None,
                             hint=(f"pass it to the NPURunConfig the estimator uses: NPURunConfig(..., "
                                   f"{keyword}={config.bound_to})") if keyword else "remove it")
             if f:
