@@ -71,6 +71,22 @@ class EstimatorOverrides(Rule):
                           "here, it runs without mixed precision: slower, and a modify_mixlist of this config is not "
                           "applied)"),),
         ),
+        Invalid(  # a config and its NPURunConfig built under one `if`: the entry is named on that path
+            LEGACY + "import os\nimport tensorflow as tf\nfrom npu_bridge.npu_init import *\n\n"
+            'if os.environ["USE_NPU"] == "1":\n'
+            "    config = tf.ConfigProto()\n"
+            "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+            '    custom_op.name = "NpuOptimizer"\n'
+            '    custom_op.parameter_map["op_debug_level"].i = 2\n'
+            "    run_config = NPURunConfig(session_config=config)\n",
+            (Expect(10, 5, "op_debug_level 2 has no effect with the legacy adapter: NPUEstimator appends its own "
+                           "NpuOptimizer entry after this config's, and when NPURunConfig(...) is not given "
+                           "op_debug_level= that entry writes op_debug_level = 0 (adapter branches r1.1.1 to r1.11.0, "
+                           "until early 2023); the operators are compiled without the debug level set here "
+                           '[may happen: if os.environ["USE_NPU"] == "1"]', severity="warning",
+                    hint="pass op_debug_level=2 to NPURunConfig(...) instead: the estimator's entry then writes your "
+                         "value"),),
+        ),
     )
     valid = (
         LEGACY + PRELUDE + 'run_config = NPURunConfig(session_config=config, precision_mode="allow_mix_precision")\n',
@@ -96,7 +112,7 @@ class EstimatorOverrides(Rule):
                 if entry.kind != "npurunconfig" or not _keywords_known(entry.node):
                     continue
                 own = entry.effective()
-                inner = [e for wrapped in config.wraps for e in wrapped.all_entries() if e.is_npu is True]
+                inner = [e for wrapped in config.wraps for e in wrapped.all_entries() if e.is_npu is not False]
                 for row in rows:
                     if row.key in own:  # given as a keyword, or written by default (npurunconfig.toml)
                         continue
@@ -109,7 +125,7 @@ class EstimatorOverrides(Rule):
                         if not mine or (id(mine[-1]), row.key) in seen:
                             continue
                         w = mine[-1]
-                        if not w.value.resolved or _same(w.value.decoded(), written):
+                        if not w.value.resolved or _same(w.value.decoded(), written) or not _named_npu(earlier, w):
                             continue
                         seen.add((id(w), row.key))
                         finding = self._report(ctx, row, w, written, entry)
@@ -129,6 +145,20 @@ class EstimatorOverrides(Rule):
         return ctx.report(self, w, message, severity=row.severity, related=related, option=row.key,
                           hint=f"pass {row.kwarg}={describe(value)} to NPURunConfig(...) instead: the estimator's "
                                "entry then writes your value")
+
+
+def _named_npu(entry, w) -> bool:
+    """The entry is named NpuOptimizer on every run that makes the write ``w`` (a config built under an
+    ``if``, its name written under the same ``if`` as the option)."""
+    from npu_audit.checks.conditions import compatible
+
+    if entry.is_npu is not None:
+        return bool(entry.is_npu)
+    path = {(b.node_id, b.arm) for b in w.branches}
+    names = [x for x in entry.name_writes if compatible(x, path)]
+    certain = [i for i, x in enumerate(names) if {(b.node_id, b.arm) for b in x.branches} <= path]
+    return bool(certain) and all(x.value.resolved and x.value.decoded() == "NpuOptimizer"
+                                 for x in names[certain[-1]:])
 
 
 def _keywords_known(call) -> bool:
