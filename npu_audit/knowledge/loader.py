@@ -272,6 +272,7 @@ class _Builder:
         migrations = self.migrations()
         runconfig = self.runconfig()
         options = _attach_routes(options, runconfig)
+        from npu_audit.knowledge import estimator as estimator_table
         from npu_audit.knowledge import tf2 as tf2_table
         from npu_audit.knowledge import tf_api
 
@@ -287,6 +288,7 @@ class _Builder:
             _by_alias=by_alias,
             tf2=tf2,
             tf_api=tf_api.build(self),
+            estimator=estimator_table.build(self, options, runconfig),
         )
         problems = structural_problems(kb)
         if problems:

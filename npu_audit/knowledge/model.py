@@ -341,6 +341,9 @@ class KnowledgeBase:
     _by_alias: dict[str, str] = field(default_factory=dict)
     tf2: Any = None  # npu_audit.knowledge.tf2.Tf2Model: the TensorFlow 2 option tree (rules/tf2_options.toml)
     tf_api: Any = None  # npu_audit.knowledge.tf_api.ApiModel: the calls the extractor models (rules/tf_api.toml)
+    # npu_audit.knowledge.estimator.EstimatorModel: per release, what NPUEstimator's appended entry writes for an
+    # NPURunConfig keyword left unset, where it differs from npurunconfig.toml (rules/estimator_entry.toml)
+    estimator: Any = None
 
     def option(self, key: str) -> Optional[OptionSpec]:
         return self.options.get(key)

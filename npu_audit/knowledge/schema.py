@@ -32,6 +32,7 @@ SCHEMA_OF: dict[str, str] = {
     "npurunconfig.toml": "npurunconfig.schema.json",
     "tf2_options.toml": "tf2_options.schema.json",
     "tf_api.toml": "tf_api.schema.json",
+    "estimator_entry.toml": "estimator_entry.schema.json",
 }
 
 
