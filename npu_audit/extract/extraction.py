@@ -196,7 +196,9 @@ def _helper_text(source):
 
 
 def display_for_factory(root_display: str, root_file: Path):
-    """Display paths for helper modules: relative to the analysed file's folder, as the user gave it."""
+    """Display paths for helper modules: relative to the analysed file's folder, as the user gave it (a
+    helper above that folder is reached with ``..`` from it: ``models/../common/cfg.py`` is written
+    ``common/cfg.py``), so that a report does not depend on the folder npu-audit runs in."""
     base_display = Path(root_display).parent
     root_real = root_file.resolve()
     base_file = root_real.parent
@@ -210,7 +212,10 @@ def display_for_factory(root_display: str, root_file: Path):
         except ValueError:
             import os
 
-            return os.path.relpath(path)
+            try:
+                return os.path.normpath(os.path.join(str(base_display), os.path.relpath(path, base_file)))
+            except ValueError:  # (another drive)
+                return str(path)
 
     return display_for
 
