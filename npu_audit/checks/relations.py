@@ -23,6 +23,21 @@ from npu_audit.knowledge.vocabulary import RELATION_CHECKS
 KIND_TO_RULE = RELATION_CHECKS  # the check that reports each kind of relation
 
 
+#: The entry kind of a config object no NPURunConfig read here takes (extract.runconfig.LONE_OBJECT_KIND).
+LONE_OBJECT_KIND = "config-object"
+
+
+def object_scope(kb, entry) -> Optional[frozenset]:
+    """The keys an entry is known to hold or lack: for a lone config object (DumpConfig(...) built where no
+    NPURunConfig takes it), the keys its class writes, which NPUEstimator writes together into the entry it
+    appends (rules/npurunconfig.toml); None (every key) for any other entry. A relation that also involves
+    another key depends on the rest of the session config, which is not known there."""
+    if entry.kind != LONE_OBJECT_KIND or entry.name is None:
+        return None
+    spec = kb.runconfig.objects.get(entry.name.text)
+    return frozenset(p.key for p in spec.params if p.key) if spec is not None else frozenset()
+
+
 def _trigger_keys(rel: Relation) -> list[str]:
     if rel.kind in ("gated", "overrides"):
         return [rel.subject]
@@ -95,9 +110,12 @@ def evaluate_relations(ctx: CheckContext) -> list[RelationHit]:
         effective = entry.effective()
         if not effective:
             continue
+        scope = object_scope(ctx.kb, entry)
         for rel in ctx.kb.relations:
             if release not in rel.releases or not any(k in effective for k in rel.keys):
                 continue
+            if scope is not None and not scope.issuperset(rel.keys):
+                continue  # a lone config object: the rest of the session config is not known
             if rel.kind in ("gated", "overrides") and not _user_candidates(effective, rel.subject):
                 continue  # the option without effect was written by NPURunConfig itself, not by the user
             for path in _paths(rel, effective):

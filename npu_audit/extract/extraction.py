@@ -17,7 +17,7 @@ from npu_audit.extract.model import CodeFact, SessionConfig
 from npu_audit.extract.positions import Range, node_ranges
 from npu_audit.extract.project import ModuleState, Project
 from npu_audit.extract.recorder import PositionRecorder
-from npu_audit.extract.runconfig import object_hazards
+from npu_audit.extract.runconfig import lone_object_config, object_hazards
 from npu_audit.knowledge.model import KnowledgeBase
 
 
@@ -236,7 +236,7 @@ def extract_configs(
     interp = Interpreter(project, kb, positions)
     interp.run_module(state)
     interp.run_standalone(state, text, tree, dropped)
-    configs = [c for c in interp.configs if _relevant(c, display)]
+    configs = [c for c in interp.configs + _lone_object_configs(interp, kb) if _relevant(c, display)]
     facts = [f for f in interp.loose_facts + _unexpanded_object_hazards(interp)
              if f.path == display or (f.calls and f.calls[0].path == display)]
     modules = {m.display: m for m in project.modules.values()}
@@ -255,6 +255,20 @@ def extract_configs(
         functions_read=frozenset(interp.functions_read),
         unseen_calls=[(ranges[id(node)], name) for _path, node, name in unseen if id(node) in ranges],
     )
+
+
+def _lone_object_configs(interp: Interpreter, kb: KnowledgeBase) -> list[SessionConfig]:
+    """What each config object no NPURunConfig the interpreter read takes writes, as a config of its own
+    (runconfig.lone_object_config): its values and the relations among its own keys are checked where it
+    is built."""
+    modules = {m.display: m for m in interp.project.modules.values()}
+    out = []
+    for obj in interp.config_objects:
+        module = modules.get(obj.path)
+        config = lone_object_config(kb, obj, module) if module is not None else None
+        if config is not None:
+            out.append(config)
+    return out
 
 
 def _unexpanded_object_hazards(interp: Interpreter) -> list[CodeFact]:

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from npu_audit.extract.model import BranchStep, CallSite, Entry, Hazard, OptionWrite, Value
+from npu_audit.extract.model import (
+    UNRESOLVED,
+    BranchStep,
+    CallSite,
+    Entry,
+    Hazard,
+    OptionWrite,
+    SessionConfig,
+    Value,
+)
 from npu_audit.extract.project import ModuleState
-from npu_audit.extract.symbols import ConfigObjectRef, ConfigRef, Const, Sym, make_value, to_python
+from npu_audit.extract.symbols import ConfigObjectRef, ConfigRef, Sym, make_value
 from npu_audit.knowledge.model import KnowledgeBase
 from npu_audit.text import did_you_mean
 
@@ -151,14 +160,9 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
 
 
 def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame: Frame, call) -> None:
-    model = kb.runconfig
     if not isinstance(sym, ConfigObjectRef):
-        v = to_python(sym)
-        if v is None and isinstance(sym, Const):
-            return
-        return  # built elsewhere, unknown contents
-    obj = model.objects.get(sym.cls)
-    if obj is None:
+        return  # built elsewhere (or None): unknown contents
+    if kb.runconfig.objects.get(sym.cls) is None:
         return
     if sym.cls != spec.object:
         _hazard(entry, "runconfig-wrong-object",
@@ -168,6 +172,46 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
     sym.expanded = True
     for hazard in object_hazards(sym):
         entry.hazards.append(hazard)
+    _object_writes(kb, entry, sym, frame, f"NPURunConfig.{spec.name}")
+
+
+#: The kind of the entry that stands for a config object no NPURunConfig read here takes (see
+#: :func:`lone_object_config`); the checks read the same literal.
+LONE_OBJECT_KIND = "config-object"
+
+
+class _ObjectFrame:
+    """Where a config object was built, as :func:`_object_writes` reads a frame."""
+
+    def __init__(self, module: ModuleState, obj: ConfigObjectRef) -> None:
+        self.module = module
+        self.branches = list(obj.branches)
+        self.calls = obj.calls
+
+
+def lone_object_config(kb: KnowledgeBase, obj: ConfigObjectRef, module: ModuleState) -> Optional[SessionConfig]:
+    """A session config holding what ``obj`` writes when NPUEstimator reads it, for an object no NPURunConfig
+    read here takes (built in a helper and returned, handed to code of another package, stored in a dict).
+
+    Only the object's own keys are known: what else the session config holds is not, so the entry (of kind
+    :data:`LONE_OBJECT_KIND`) is checked for values, and for relations among the keys the object's class
+    writes (DumpConfig writes enable_dump on every run, so dump_step without enable_dump=True is known to do
+    nothing); relations involving other keys, and the scenario, are left to the NPURunConfig that takes it.
+    The object's TypeErrors are reported as code facts (extraction), not as this entry's hazards."""
+    if obj.expanded or obj.cls not in kb.runconfig.objects:
+        return None
+    entry = Entry(kind=LONE_OBJECT_KIND, path=obj.path, node=obj.node, calls=obj.calls,
+                  name=Value(python="NpuOptimizer", origin="resolved", text=obj.cls))
+    _object_writes(kb, entry, obj, _ObjectFrame(module, obj), obj.cls)
+    if not entry.writes and not entry.hazards:
+        return None
+    return SessionConfig(kind=LONE_OBJECT_KIND, path=obj.path, node=obj.node, entries=[entry], calls=obj.calls)
+
+
+def _object_writes(kb: KnowledgeBase, entry: Entry, sym: ConfigObjectRef, frame: Frame, option: str) -> None:
+    """The writes NPUEstimator makes for the config object ``sym`` (npu_estimator.py), into ``entry``, and
+    the settings it drops as hazards; ``option`` names the object in those (NPURunConfig.dump_config)."""
+    obj = kb.runconfig.objects[sym.cls]
     given = {name: triple for name, triple in sym.args.items()}
     values = {p.name: (make_value(given[p.name][0], frame.module.code(given[p.name][1])) if p.name in given
                        else _default_value(p.default, f"{sym.cls} default")) for p in obj.params}
@@ -182,14 +226,15 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             _hazard(entry, "dynamic-input-config-dropped",
                     "DynamicInputConfig needs all of input_shape, dynamic_dims, dynamic_node_type and compile_hybrid_mode; "
                     f"with {', '.join(missing)} missing or None, NPUEstimator silently drops the whole dynamic-dims setting",
-                    sym.node, frame, option=f"NPURunConfig.{spec.name}",
+                    sym.node, frame, option=option,
                     hint="; ".join([f"give each of {', '.join(missing)} a value" if len(missing) > 1
                                     else f"give {missing[0]} a value"]
                                    + [p.instead for p in obj.params if p.name in missing and p.instead]))
             return
     if sym.cls == "ProfilingConfig":
         enabled = values.get("enable_profiling")
-        if enabled is not None and enabled.resolved and not enabled.python and "profiling_options" in given:
+        if (enabled is not None and enabled.resolved and not enabled.python and "profiling_options" in given
+                and not is_none("profiling_options")):
             _hazard(entry, "profiling-options-unused",
                     "profiling_options is given but enable_profiling is False: NPUEstimator does not write it",
                     given["profiling_options"][2], frame, option="profiling_options", severity="warning",
@@ -200,7 +245,12 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
         if p.name in given:
             _sym, value_node, value_arg = given[p.name]
             value = values[p.name]
-            if value.resolved and value.python is None:
+            from_flag = value.python is None and value.origin == "flag-default"
+            if from_flag:
+                # a flag whose default is None is set on the command line when the feature is used
+                # (dump_path=FLAGS.dump_path): what is written then is not known, and not blamed on the script
+                value = Value(python=UNRESOLVED, origin="unresolved", text=value.text)
+            elif value.resolved and value.python is None:
                 continue
             if sym.cls == "DumpConfig" and p.name == "dump_debug_mode" and is_none("dump_mode"):
                 _hazard(entry, "dump-debug-mode-dropped",
@@ -212,8 +262,12 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
                 enabled = values.get("enable_profiling")
                 if enabled is not None and enabled.resolved and not enabled.python:
                     continue
+            # a keyword spelled with the value its class gives it anyway (DumpConfig(dump_mode="output")) writes
+            # what leaving it out writes: NPUEstimator's doing, not the user's (never blamed for a relation)
+            spelled_default = (p.default is not None and value.resolved and type(value.python) is type(p.default)
+                               and value.python == p.default)
             _write(entry, p.key, p.field, value, frame, via=f"{sym.cls}", kwarg=p.name, target=value_arg,
-                   value_node=value_node, implicit=False, stmt=sym.node)
+                   value_node=value_node, implicit=spelled_default or from_flag, stmt=sym.node)
         elif p.written in ("always", "if-not-none") and p.default is not None:
             _write(entry, p.key, p.field, values[p.name], frame, via=f"{sym.cls}", kwarg=p.name, target=None,
                    value_node=None, implicit=True, stmt=sym.node)

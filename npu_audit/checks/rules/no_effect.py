@@ -18,7 +18,10 @@ class NoEffect(Rule):
         "only read when a switch is on that is off (dump_path without enable_dump, profiling_options without "
         "profiling_mode, work_path without aoe_mode, ...). A write gets one finding: further reasons (another "
         "relation, or the scenario-mismatch of a write that is not read anyway) are appended to its message "
-        "and their locations added as related information."
+        "and their locations added as related information. A config object (DumpConfig, ProfilingConfig, "
+        "...) whose NPURunConfig is not seen (built in a helper and returned, handed to another package) is "
+        "checked on its own: for relations among the keys that object writes (DumpConfig writes enable_dump, "
+        "False unless given), the finding on its keyword."
     )
     why = "The job runs, but not as written: the setting you rely on is silently not applied on the device."
     fix = "sometimes"
@@ -65,6 +68,12 @@ class NoEffect(Rule):
             (Expect(8, 25, "'aoe_mode' is not supported in the legacy release (that release's option table says so): "
                            "do not count on the value being applied on the device; remove the setting, or check the "
                            "script with --release current if the job runs on the current release"),),
+        ),
+        Invalid(  # a DumpConfig built in a helper whose NPURunConfig is not seen: its own keys still relate
+            "from npu_bridge.npu_init import *\n\n\ndef overflow_dump():\n"
+            '    return DumpConfig(enable_dump_debug=True, dump_path="/data/ovf", dump_step="0|10")\n',
+            (Expect(5, 70, "dump_step selects the iterations of a data dump and is only read when enable_dump is "
+                           "True; otherwise it is silently unused"),),
         ),
     )
     valid = (PRELUDE + 'custom_op.parameter_map["profiling_mode"].b = True\n'
