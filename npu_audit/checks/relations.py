@@ -23,6 +23,9 @@ from npu_audit.knowledge.vocabulary import RELATION_CHECKS
 
 KIND_TO_RULE = RELATION_CHECKS  # the check that reports each kind of relation
 
+#: The entry kind of a config object no NPURunConfig read here takes (extract.runconfig.lone_object_config).
+LONE_OBJECT_KIND = "config-object"
+
 
 def _trigger_keys(rel: Relation) -> list[str]:
     if rel.kind in ("gated", "overrides"):

@@ -42,7 +42,9 @@ def config_object_names(kb):
 
 def _run_decides(value: Value) -> Value:
     """A keyword given a flag whose default is None: NPUEstimator writes nothing with the default, but the
-    real run may pass the flag; the value is the run's, unknown here (no finding claims it is absent)."""
+    real run may pass the flag; the value is the run's, unknown here. The write is marked implicit: no
+    finding claims the option is absent, and none blames the script for it (a placeholder
+    DumpConfig(enable_dump_debug=False, dump_path=FLAGS.dump_dir) in the branch without overflow detection)."""
     return Value(python=UNRESOLVED, origin="unresolved", text=value.text)
 
 
@@ -173,12 +175,13 @@ def build_runconfig(kb: KnowledgeBase, config, positional, keywords, call, frame
         if not spec.key or spec.written == "never":
             continue
         value = make_value(sym, frame.module.code(node))
+        flagged = False
         if value.resolved and value.python is None and spec.written in ("if-not-none", "conditional"):
             if value.origin != "flag-default":
                 continue
-            value = _run_decides(value)
+            value, flagged = _run_decides(value), True
         _write(entry, spec.key, spec.field, value, frame, via="NPURunConfig", kwarg=name, target=arg,
-               value_node=node, implicit=False, stmt=call)
+               value_node=node, implicit=flagged, stmt=call)
         if spec.hazard and value.resolved and isinstance(value.python, str) and spec.key == "insert_op_file":
             _hazard(entry, "runconfig-str-not-bytes", spec.hazard, arg, frame, option=spec.key,
                     hint=f"pass {name} as bytes: b\"...\" (or tf.compat.as_bytes(...))")
@@ -252,10 +255,11 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
         if p.name in given:
             _sym, value_node, value_arg = given[p.name]
             value = values[p.name]
+            flagged = False
             if value.resolved and value.python is None:
                 if value.origin != "flag-default":
                     continue
-                value = _run_decides(value)
+                value, flagged = _run_decides(value), True
             if sym.cls == "DumpConfig" and p.name == "dump_debug_mode" and is_none("dump_mode"):
                 _hazard(entry, "dump-debug-mode-dropped",
                         "dump_debug_mode is only written when dump_mode is not None (NPUEstimator): this setting is lost",
@@ -272,7 +276,7 @@ def _expand_object(kb: KnowledgeBase, entry: Entry, spec, sym, node, arg, frame:
             default = (value.resolved and p.default is not None and type(value.python) is type(p.default)
                        and value.python == p.default)
             _write(entry, p.key, p.field, value, frame, via=f"{sym.cls}", kwarg=p.name, target=value_arg,
-                   value_node=value_node, implicit=default, stmt=sym.node)
+                   value_node=value_node, implicit=default or flagged, stmt=sym.node)
         elif p.written in ("always", "if-not-none") and p.default is not None:
             _write(entry, p.key, p.field, values[p.name], frame, via=f"{sym.cls}", kwarg=p.name, target=None,
                    value_node=None, implicit=True, stmt=sym.node)

@@ -23,6 +23,7 @@ from npu_audit.knowledge.model import (
     Condition,
     DocumentedDefault,
     Domain,
+    FieldRequirement,
     KnowledgeBase,
     Lifecycle,
     Migration,
@@ -289,6 +290,7 @@ class _Builder:
             tf2=tf2,
             tf_api=tf_api.build(self),
             estimator=estimator_table.build(self, options, runconfig),
+            field_requirements=self.field_requirements(),
         )
         problems = structural_problems(kb)
         if problems:
@@ -343,6 +345,25 @@ class _Builder:
                 )
             )
         return tuple(out)
+
+    def field_requirements(self) -> tuple[FieldRequirement, ...]:
+        data = self._read("relations.toml")
+        return tuple(
+            FieldRequirement(
+                id=table["id"],
+                option=table["option"],
+                when=self.condition(table["when"]),
+                scenario=table["scenario"],
+                fields={name: tuple(values) for name, values in table["fields"].items()},
+                absent_ok=tuple(table.get("absent_ok", ())),
+                goes_with=dict(table.get("goes_with", {})),
+                severity=table["severity"],
+                message=" ".join(table["message"].split()),
+                hint=table["hint"],
+                cite=self.citations(table["cite"]),
+            )
+            for table in data.get("field_requirement", [])
+        )
 
     def unread_keys(self) -> dict[str, UnreadKey]:
         data = self._read("unread_keys.toml")

@@ -243,6 +243,23 @@ class Relation(NamedTuple):
     enforced_by: tuple[str, ...] = ()
 
 
+class FieldRequirement(NamedTuple):
+    """Fields the JSON object written to ``option`` must hold in ``scenario`` when ``when`` holds in the entry
+    (``[[field_requirement]]`` of rules/relations.toml): profiling training data needs training_trace on."""
+
+    id: str
+    option: str
+    when: Condition
+    scenario: str
+    fields: dict[str, tuple[str, ...]]  # field -> the values that meet the requirement
+    absent_ok: tuple[str, ...]  # fields whose documented default meets it
+    goes_with: dict[str, str]  # field -> the required field it belongs to
+    severity: str
+    message: str
+    hint: str
+    cite: tuple[Citation, ...]
+
+
 class UnreadKey(NamedTuple):
     """A key that real scripts write but no adapter version reads."""
 
@@ -344,6 +361,7 @@ class KnowledgeBase:
     # npu_audit.knowledge.estimator.EstimatorModel: per release, what NPUEstimator's appended entry writes for an
     # NPURunConfig keyword left unset, where it differs from npurunconfig.toml (rules/estimator_entry.toml)
     estimator: Any = None
+    field_requirements: tuple[FieldRequirement, ...] = ()  # [[field_requirement]] of rules/relations.toml
 
     def option(self, key: str) -> Optional[OptionSpec]:
         return self.options.get(key)

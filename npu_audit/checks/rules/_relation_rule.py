@@ -11,9 +11,7 @@ def relation_findings(rule, ctx, fix_for=None):
         w = hit.anchor
         related = []
         for other in hit.others:
-            by = "" if not other.implicit else (
-                " (by NPURunConfig)" if other.via in (None, "NPURunConfig") else f" ({other.via}'s default)")
-            r = ctx.related_write(other, f"'{other.key}' is set here{by}")
+            r = ctx.related_write(other, f"'{other.key}' is set here" + (_by(other) if other.implicit else ""))
             if r is not None:
                 related.append(r)
         message, severity = hit_message(hit), hit.relation.severity
@@ -37,3 +35,13 @@ def relation_findings(rule, ctx, fix_for=None):
                        related=related, fix=fix_for(ctx, hit) if fix_for else None)
         if f:
             yield f
+
+
+def _by(write) -> str:
+    """Who writes an option the script does not set itself: a flag whose default is None (its value comes
+    from the command line), a config object's default (DumpConfig's enable_dump=False) or NPURunConfig."""
+    if not write.value.resolved:
+        return " (by a flag whose value is given on the command line)"
+    if write.via and write.via not in ("NPURunConfig", "implicit"):
+        return f" ({write.via}'s default)"
+    return " (by NPURunConfig)"

@@ -1,4 +1,5 @@
 from npu_audit.checks.base import Expect, Invalid, Rule
+from npu_audit.checks.field_requirements import field_requirement_findings
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.checks.rules._relation_rule import relation_findings
 
@@ -12,7 +13,12 @@ class MissingCompanion(Rule):
         "Checks the `requires` and `together` relations of the knowledge base on each NPU entry: "
         "enable_dump needs dump_path, input_shape/dynamic_dims/dynamic_node_type go together, "
         "modify_mixlist needs a mixed-precision mode, optypelist_for_implmode needs op_select_implmode, "
-        "compile_hybrid_mode=1 needs dynamic_node_type=1, and more (`npu-audit --list-rules --format json`)."
+        "compile_hybrid_mode=1 needs dynamic_node_type=1, and more (`npu-audit --list-rules --format json`). "
+        "In a training run (--scenario, else graph_run_mode) that profiles, profiling_options needs "
+        "training_trace (and task_trace) on; this is information when graph_run_mode is left at its default "
+        "(training), since the script may only evaluate, and nothing when the scenario is not known. Config "
+        "objects are checked by their keywords, on their own when their NPURunConfig is not seen (relations "
+        "among the keys the object writes)."
     )
     why = (
         "The adapter checks several of these pairs when the session starts and fails or aborts the process; "
@@ -47,9 +53,20 @@ class MissingCompanion(Rule):
                     hint="add dump_path pointing to an existing directory the training user can read and write",
                     option="enable_dump"),),
         ),
+        Invalid(  # profiling a training run without the iteration trace
+            PRELUDE + 'custom_op.parameter_map["graph_run_mode"].i = 1\n'
+                      'custom_op.parameter_map["profiling_mode"].b = True\n'
+                      'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p", "task_trace": "on"}\'\n',
+            (Expect(9, 50, "profiling_options has no training_trace in a training run (graph_run_mode = 1): profiling "
+                           "training data needs training_trace and task_trace on; without training_trace the profile "
+                           "has no iteration trace (forward/backward propagation, gradient update) and the training "
+                           "step cannot be analysed as a whole", severity="warning"),),
+        ),
     )
     valid = (
         PRELUDE + 'custom_op.parameter_map["enable_dump"].b = True\ncustom_op.parameter_map["dump_path"].s = b"/tmp"\n',
+        PRELUDE + 'custom_op.parameter_map["graph_run_mode"].i = 1\ncustom_op.parameter_map["profiling_mode"].b = True\n'
+                  'custom_op.parameter_map["profiling_options"].s = b\'{"output": "/tmp/p", "training_trace": "on"}\'\n',
         PRELUDE + 'custom_op.parameter_map["modify_mixlist"].s = b"/home/ops.json"\n'
                   'custom_op.parameter_map["precision_mode_v2"].s = b"mixed_float16"\n',
         # dump_path from a flag whose default is None: the real run passes it, nothing claims it is absent
@@ -59,4 +76,5 @@ class MissingCompanion(Rule):
     )
 
     def check(self, ctx):
-        return relation_findings(self, ctx)
+        yield from relation_findings(self, ctx)
+        yield from field_requirement_findings(self, ctx)

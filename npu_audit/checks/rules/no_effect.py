@@ -18,7 +18,10 @@ class NoEffect(Rule):
         "only read when a switch is on that is off (dump_path without enable_dump, profiling_options without "
         "profiling_mode, work_path without aoe_mode, ...). A write gets one finding: further reasons (another "
         "relation, or the scenario-mismatch of a write that is not read anyway) are appended to its message "
-        "and their locations added as related information."
+        "and their locations added as related information. A config object (DumpConfig, ProfilingConfig, "
+        "...) whose NPURunConfig is not seen (built in a helper and returned, handed to another package) is "
+        "checked on its own: for relations among the keys that object writes (DumpConfig writes enable_dump, "
+        "False unless given), the finding on its keyword."
     )
     why = "The job runs, but not as written: the setting you rely on is silently not applied on the device."
     fix = "sometimes"

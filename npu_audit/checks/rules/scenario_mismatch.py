@@ -2,6 +2,7 @@ from typing import NamedTuple, Optional
 
 from npu_audit.checks import tf2
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
+from npu_audit.checks.relations import LONE_OBJECT_KIND
 from npu_audit.checks.rules import PRELUDE
 from npu_audit.extract.model import TF2_OPTIONS_KIND as TF2_KIND
 from npu_audit.extract.model import OptionWrite
@@ -23,6 +24,8 @@ def entry_scenario(ctx, entry) -> Scenario:
     in, the same in every config that runs it (see :func:`_scenario_in`)."""
     if ctx.settings.scenario:
         return Scenario(ctx.settings.scenario, None, "setting")
+    if entry.kind == LONE_OBJECT_KIND:
+        return Scenario(None)  # a config object whose NPURunConfig is not seen: graph_run_mode is not known
     found = [_scenario_in(ctx, entry, holder) for holder in _holders(ctx, entry)]
     if not found or any(s.name is None or s.name != found[0].name for s in found):
         return Scenario(None)
