@@ -63,6 +63,10 @@ LOOK_ALIKES = {
         "custom_op.parameter_map['is_tailing_optimization'].b = False\n"
         "opt = NPUOptimizer(tf.train.GradientDescentOptimizer(0.1), is_tailing_optimization=True)\n"
         "sess = tf.Session(config=config)\ntrain_op = set_iteration_per_loop(sess, None, 5)\n"),
+    "global_options() of a parameter named npu_device": (
+        "def configure(npu_device):\n    opts = npu_device.global_options()\n    opts.precision_mode = 'fast'\n"),
+    "npu_device used but never imported": (
+        "opts = npu_device.global_options()\nopts.precision_mode = 'fast'\nnpu_device.open().as_default()\n"),
     "set_keras_session_npu_config of the script": (
         "def set_keras_session_npu_config(config=None):\n    return config\n\n\n"
         "sess = set_keras_session_npu_config(config={'precision_mode': 'fast'})\n"),
@@ -89,6 +93,15 @@ FROM_THE_ADAPTER = {
     "a module of the tree that star-imports the adapter, as a module": (
         "import helpers.npu_common as common\ndump = common." + BAD_DUMP + "\n",
         {"helpers/__init__.py": "", "helpers/npu_common.py": "from npu_bridge.npu_init import *\n"}),
+    "a name a module of the tree gets from a star import, imported by name": (
+        "from helpers import DumpConfig\ndump = " + BAD_DUMP + "\n",
+        {"helpers/__init__.py": "from npu_bridge.npu_init import *\n"}),
+    "a name passed on by two modules of the tree": (
+        "from outer import DumpConfig\ndump = " + BAD_DUMP + "\n",
+        {"outer.py": "from inner import *\n", "inner.py": "from npu_bridge.npu_init import *\n"}),
+    "an import tried with a fallback for machines without the adapter": (
+        "try:\n    from npu_bridge.estimator.npu.npu_config import DumpConfig\nexcept ImportError:\n"
+        "    DumpConfig = None\ndump = " + BAD_DUMP + "\n", {}),
     "a module of the tree that re-exports the name": (
         "from helpers import DumpConfig\ndump = " + BAD_DUMP + "\n",
         {"helpers/__init__.py": "from npu_bridge.estimator.npu.npu_config import DumpConfig\n"}),
@@ -98,7 +111,27 @@ FROM_THE_ADAPTER = {
 @pytest.mark.parametrize("case", sorted(FROM_THE_ADAPTER))
 def test_the_adapters_api_is_checked_however_its_name_is_imported(tmp_path, case):
     script, files = FROM_THE_ADAPTER[case]
-    assert ("NPU403", "error", 2) in findings_of(tmp_path, script, files)
+    line = next(i for i, text in enumerate(script.splitlines(), 1) if text.startswith("dump = "))
+    assert ("NPU403", "error", line) in findings_of(tmp_path, script, files)
+
+
+BAD_TF2 = "npu.global_options().precision_mode = 'fast'\n"  # not a precision_mode value: invalid-value (error)
+
+# TF2's option object through each way the npu_device module (or global_options itself) arrives.
+TF2_FROM_THE_ADAPTER = {
+    "import npu_device as npu": ("import npu_device as npu\n" + BAD_TF2, {}),
+    "npu from a star import of a module of the tree": (
+        "from common import *\n" + BAD_TF2, {"common.py": "import npu_device as npu\n"}),
+    "global_options imported by name from a module of the tree": (
+        "from common import *\nglobal_options().precision_mode = 'fast'\n",
+        {"common.py": "from npu_device import global_options\n"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TF2_FROM_THE_ADAPTER))
+def test_the_tf2_option_object_is_checked_however_npu_device_is_imported(tmp_path, case):
+    script, files = TF2_FROM_THE_ADAPTER[case]
+    assert ("NPU104", "error", 2) in findings_of(tmp_path, script, files)
 
 
 def test_an_attribute_of_a_module_the_star_import_supplies_is_the_adapters(tmp_path):

@@ -17,6 +17,7 @@ from npu_audit.extract.frames import (
     Binding,
     Frame,
     InterpreterBase,
+    LazyName,
 )
 from npu_audit.extract.model import (
     CallSite,
@@ -242,7 +243,7 @@ class Calls(InterpreterBase):
         return config
 
     def _api_call(self, last: str, full: str, call: cst.Call, frame: Frame, callee: Sym) -> Sym:
-        tf2 = self.tf2.call(last, full, call, frame)
+        tf2 = self.tf2.call(last, full, call, frame, callee)
         if tf2 is not None:
             return tf2
         return api.call(self, self.api, last, full, call, frame, callee)
@@ -250,14 +251,16 @@ class Calls(InterpreterBase):
     # ---------------------------------------------------------------------------------------
     # whose API a call is
 
-    def callee_origin(self, callee: Sym, func, frame: Frame) -> str:
+    def callee_origin(self, callee: Sym, func, frame: Frame, packages=None) -> str:
         """Where the name a call goes through was bound, for an API of the adapter (rules/tf_api.toml,
         ``[adapter]``): ``ADAPTER`` (an import from one of its packages, directly, through a re-export of a
         module of the tree, or through a star import), ``ELSEWHERE`` (an import from another package, a
         parameter, a value of the script) or ``UNSEEN`` (a name whose binding npu-audit cannot see: bound
         nowhere it looks, in a branch, by a relative import it cannot find). ``callee`` is what the call's
-        function evaluated to; for ``a.b.f(...)`` that gives no answer, the binding of ``a`` does."""
-        packages = self.api.model.adapter_packages
+        function evaluated to; for ``a.b.f(...)`` that gives no answer, the binding of ``a`` does.
+        ``packages``: the top-level packages that count as the adapter's (default: rules/tf_api.toml's)."""
+        if packages is None:
+            packages = self.api.model.adapter_packages
         found = self._origin_of(callee, packages, parameter=True)
         if found is not None:
             return found
@@ -282,8 +285,48 @@ class Calls(InterpreterBase):
             # bound nowhere the interpreter looks: a star import of the adapter (here or in a module of the
             # tree this one star-imports) supplies it (``from npu_bridge.npu_init import *``, then
             # ``NPURunConfig(...)`` or ``util.set_iteration_per_loop(...)``)
-            return ADAPTER if self._star_supplies(frame.module, first.value, packages, set()) else UNSEEN
-        return UNSEEN
+            if self._star_supplies(frame.module, first.value, packages, set()):
+                return ADAPTER
+        found = self._binding_origin(first.value, frame, packages, parameter=first is func)
+        return found if found is not None else UNSEEN
+
+    def _binding_origin(self, name: str, frame: Frame, packages, parameter: bool) -> Optional[str]:
+        """Where ``name`` was bound when its value says nothing: a chain of ``from tree_module import name``
+        that ends in a module of the tree getting the name from a star import of the adapter (``from helpers
+        import NPURunConfig`` where helpers has ``from npu_bridge.npu_init import *``), else the module's
+        import of that name (``try: from npu_bridge... import DumpConfig`` / ``except ImportError:
+        DumpConfig = None``: the only binding that can be called is the import). None when neither says."""
+        sym: Optional[Sym] = None
+        importer = frame.module
+        for scope in (frame.locals, frame.module.globals):
+            if scope is not None and name in scope:
+                sym = scope[name].sym
+                break
+        else:
+            for ref in frame.module.star_modules:
+                state = self.load_module(ref, frame.module, name)
+                if state is not None and name in state.globals:
+                    sym, importer = state.globals[name].sym, state
+                    break
+        seen: set[int] = set()
+        while isinstance(sym, LazyName) and id(sym) not in seen:
+            seen.add(id(sym))
+            state = self.load_module(sym.module, importer, sym.name)
+            if state is None:
+                break
+            if sym.name not in state.globals:
+                if self._star_supplies(state, sym.name, packages, set()):
+                    return ADAPTER
+                break
+            sym, importer = state.globals[sym.name].sym, state
+        if isinstance(sym, (Unknown, ModuleRef)) and not isinstance(sym, LazyName):
+            found = self._origin_of(sym, packages, parameter=parameter)
+            if found is not None:
+                return found
+        imported = frame.module.aliases.get(name, "")
+        if imported and not imported.startswith(".") and imported != name:
+            return ADAPTER if imported.split(".", 1)[0] in packages else ELSEWHERE
+        return None
 
     @staticmethod
     def _origin_of(sym: Sym, packages, parameter: bool) -> Optional[str]:

@@ -3,8 +3,8 @@
 The interpreter (``extract/interpreter.py``) hands three events to :class:`Tf2Extractor` and otherwise
 knows nothing about TF2:
 
-- a call it has no model for (``call``): ``global_options()`` under any import spelling gives an
-  :class:`OptionsRef` to the process-wide option object; ``open()`` is recorded as a
+- a call it has no model for (``call``): ``global_options()``, under any spelling whose name comes from
+  an import of npu_device, gives an :class:`OptionsRef` to the process-wide option object; ``open()`` is recorded as a
   :class:`~npu_audit.extract.model.DeviceOpen`; ``setattr(options, "name", value)`` is a write;
 - an attribute read on an :class:`OptionsRef` (``get_attr``): a group, or an option, further down;
 - an attribute assignment on an :class:`OptionsRef` (``assign``): a write of one option.
@@ -25,7 +25,7 @@ from typing import Optional
 
 import npu_audit.syntax as cst
 from npu_audit.extract.model import TF2_OPTIONS_KIND, DeviceOpen, Entry, OptionWrite, SessionConfig
-from npu_audit.extract.symbols import UNKNOWN, Sym, make_value, to_python
+from npu_audit.extract.symbols import ADAPTER, UNKNOWN, Sym, make_value, to_python
 
 KIND = TF2_OPTIONS_KIND  # SessionConfig.kind and Entry.kind of the TF2 option object
 UNKNOWN_PREFIX = "global_options()."  # key of a write to a path the adapter does not define
@@ -58,12 +58,19 @@ class Tf2Extractor:
 
     # -- events from the interpreter ------------------------------------------------------------
 
-    def call(self, last: str, full: str, call: cst.Call, frame) -> Optional[Sym]:
-        """The value of a call the interpreter has no model for, or None when it is not TF2's."""
+    def call(self, last: str, full: str, call: cst.Call, frame, callee: Sym = UNKNOWN) -> Optional[Sym]:
+        """The value of a call the interpreter has no model for, or None when it is not TF2's.
+
+        ``global_options()`` and ``open()`` are the adapter's only when the name the call goes through
+        comes from an import of one of the table's modules (``interp.callee_origin``: directly, or through a
+        module of the tree that imports or star-imports it). Another package's ``global_options``, a
+        parameter named ``npu_device``, or a name no import binds is not followed: the option object it
+        gives is nobody's the knowledge base describes (docs/analysis.md, "Whose API a call is")."""
         if full == "setattr":
             return self._setattr(call, frame)
-        head = full.partition(".")[0]
-        if head not in self.modules or "." not in full:
+        if last not in self.option_object and (last not in self.open_names or "." not in full):
+            return None  # (a bare open() is Python's own unless an import says otherwise)
+        if self.interp.callee_origin(callee, call.func, frame, self.modules) != ADAPTER:
             return None
         if last in self.option_object:
             self.interp.arguments(call, frame)
