@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 clean, 1 findings at warning level or above (--exit-zero: 0), 2 a shard had an internal "
         "error, or a report cannot be read or merged.",
     )
-    p.add_argument("reports", nargs="+", metavar="REPORT", help="the shards' reports: all JSON or all SARIF")
+    p.add_argument("reports", nargs="+", metavar="REPORT", help="the shards' reports: all JSON or all SARIF (- reads one from stdin)")
     p.add_argument("--output-file", "-o", metavar="FILE",
                    help="write the merged report to FILE (atomically; - is stdout) instead of stdout")
     p.add_argument("--exit-zero", action="store_true",
