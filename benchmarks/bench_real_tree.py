@@ -9,7 +9,8 @@ then:
 
     python benchmarks/bench_real_tree.py /tmp/zoo [--runs 3] [--skip-cold] [--json figures.json]
 
-Figures (medians of --runs runs; each a whole process, as a user runs it):
+Figures (medians of --runs runs; each a whole process, as a user runs it), after the machine (CPU model,
+cores, Python):
 - ``npu-audit --version``;
 - one small real NPU script from the command line (the first file of the tree, in path order, with an
   NPU marker and 40-60 lines), without cache;
@@ -71,6 +72,24 @@ def cpu_seconds(done: subprocess.CompletedProcess) -> float:
         return float("nan")
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``; else what the platform module knows): figures of one
+    machine say little without it (the same code ran 1.6 x slower on one 2-core machine than on another)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine() -> str:
+    return f"{cpu_model()}, {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
 def npu_audit(*args: str) -> list[str]:
     return [sys.executable, "-m", "npu_audit", *args]
 
@@ -123,7 +142,7 @@ def main() -> int:
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     tree = args.tree.resolve()
-    figures: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+    figures: dict = {"machine": machine(), "cpu_model": cpu_model()}
     print(f"machine: {figures['machine']}; tree: {tree}")
     byte_compile()
 

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check Ascend NPU session options in TensorFlow scripts without running them.",
         epilog="Exit codes: 0 clean, 1 findings at warning level or above (also: a path that does not exist), "
         "2 usage/config error, report not written, or internal error (--exit-zero: 1 becomes 0). "
-        "`npu-audit lsp` starts the language server.",
+        "`npu-audit lsp` starts the language server; `npu-audit merge` merges the reports of shards.",
     )
     p.add_argument("paths", nargs="*",
                    help="files or folders to check (folders: *.py, recursively; default: the current folder); "
@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     sel = p.add_argument_group("selection")
     sel.add_argument("--select", action="append", help="only these checks (codes, names or code prefixes; comma-separated)")
     sel.add_argument("--ignore", action="append", help="skip these checks")
+    sel.add_argument("--files-from", action="append", metavar="FILE",
+                     help="also check the paths listed in FILE, one per line (- reads the list from stdin; "
+                     "relative to the current folder; blank lines skipped, no comments; NUL-separated if the list "
+                     "holds a NUL byte); repeatable")
     sel.add_argument("--exclude", action="append", help="glob(s) of paths to skip (adds to the configured excludes)")
     sel.add_argument("--no-gitignore", action="store_true", help="do not honour .gitignore files")
     sel.add_argument("--isolated", action="store_true", help="ignore [tool.npu-audit] in pyproject.toml files")
@@ -92,6 +96,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         from npu_audit.lsp import main as lsp_main
 
         return lsp_main(argv[1:])
+    if argv[:1] == ["merge"]:
+        from npu_audit.merge import main as merge_main
+
+        return merge_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -158,9 +166,14 @@ def _run(args, parser) -> int:
     release = overrides.get("release", "current")
     if args.list_rules or args.explain:
         return _knowledge(args, kb, release)
-    if not args.paths and args.stdin_filename is not None:
+    if args.files_from:
+        listed = _files_from(args)
+        if listed is None:
+            return EXIT_ERROR
+        args.paths = list(args.paths) + listed
+    elif not args.paths and args.stdin_filename is not None:
         args.paths = [STDIN]  # as ruff: --stdin-filename alone reads stdin
-    if not args.paths:
+    if not args.paths and not args.files_from:
         args.paths = [os.curdir]  # as ruff: no path checks the working directory
     if args.fix and args.diff:
         print("npu-audit: error: --fix and --diff exclude each other (--diff changes nothing)", file=sys.stderr)
@@ -203,6 +216,38 @@ def _run(args, parser) -> int:
     if args.fix or args.diff:
         return _fix(args, report, base, overrides, options, kb)
     return _emit_report(args, report)
+
+
+def _files_from(args) -> list[str] | None:
+    """The paths of the --files-from lists (:func:`npu_audit.discover.paths.paths_from_list`), added to the
+    command line's and then treated exactly as they are (discovery, exclusion, settings, diagnostics of
+    missing paths); None, after saying why, when a list cannot be used."""
+    from npu_audit.discover.paths import paths_from_list
+
+    if args.files_from.count(STDIN) > 1:
+        print("npu-audit: error: --files-from - reads the list from stdin, which can be read once; "
+              "give - once (put the other lists in files)", file=sys.stderr)
+        return None
+    if STDIN in args.files_from and STDIN in args.paths:
+        print("npu-audit: error: --files-from - and the path - both read stdin; give the script's path, "
+              "or the list in a file", file=sys.stderr)
+        return None
+    listed: list[str] = []
+    for source in args.files_from:
+        try:
+            if source == STDIN:
+                data = sys.stdin.buffer.read()
+            else:
+                with open(source, "rb") as stream:
+                    data = stream.read()
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            print(f"npu-audit: error: --files-from {source}: cannot read the list of paths ({reason}); give a "
+                  "readable file with one path per line, or - to read the list from stdin", file=sys.stderr)
+            return None
+        # "-" in a list is a file of that name, not stdin
+        listed.extend(os.path.join(os.curdir, p) if p == STDIN else p for p in paths_from_list(data))
+    return listed
 
 
 def _usage_problem(args) -> str | None:

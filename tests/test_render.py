@@ -339,7 +339,8 @@ def test_text_without_source():
 
 def test_json_contract():
     data = json.loads(render(make_report(), "json", rules=RULES))
-    assert list(data) == ["version", "tool", "settings", "diagnostics", "summary"]
+    assert list(data) == ["version", "tool", "settings", "diagnostics", "files", "summary"]
+    assert data["files"] == [{"path": r.path, "parsed": r.parsed} for r in sorted(make_report().files, key=lambda r: r.path)]
     assert data["version"] == 1
     assert data["tool"] == {"name": "npu-audit", "version": npu_audit.__version__}
     first = data["diagnostics"][0]

@@ -156,3 +156,17 @@ def _missing(path: str, exc: OSError) -> tuple[str, str]:
     if exc.errno == errno.ELOOP:
         return "symlink loop, skipped", _access_hint(exc)
     return _os_reason(exc), _access_hint(exc)
+
+
+def paths_from_list(data: bytes) -> list[str]:
+    """The paths of a path list (``--files-from``), in order: one path per line (``\\n`` or ``\\r\\n``),
+    or, when the list holds a NUL byte, one per NUL-terminated entry (``git ls-files -z``,
+    ``find -print0``: the only way to list a name that holds a newline). An entry is the path exactly as
+    written, spaces included; blank entries are skipped. There are no comments: ``#`` starts a file name
+    like any other character. Bytes that are not valid in the file system's encoding are kept as the
+    same bytes (``os.fsdecode``), so that every name a list can hold can be opened."""
+    if b"\0" in data:
+        entries = data.split(b"\0")
+    else:
+        entries = [line[:-1] if line.endswith(b"\r") else line for line in data.split(b"\n")]
+    return [os.fsdecode(entry) for entry in entries if entry.strip()]

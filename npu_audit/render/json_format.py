@@ -26,6 +26,8 @@ One JSON object (one diagnostic per line, UTF-8 text kept as is, trailing newlin
           }
         }
       ],
+      "files": [{"path": "train.py", "parsed": true}],   # every path of the run, sorted: what
+                                 # `npu-audit merge` counts once when shards overlap
       "summary": {"files", "files_parsed", "findings", "error", "warning", "info", "fixable",
                   "statistics"}  # "statistics" only with --statistics: [{"code", "name", "count",
                                  # "fixable", "fixable_safe"}], most frequent first
@@ -94,6 +96,7 @@ def to_dict(report: RunReport, statistics: bool = False) -> dict:
         "tool": {"name": "npu-audit", "version": npu_audit.__version__},
         "settings": report.settings,
         "diagnostics": [diagnostic_dict(f) for f in report.findings],
+        "files": [{"path": r.path, "parsed": r.parsed} for r in sorted(report.files, key=lambda r: r.path)],
         "summary": summary,
     }
 
@@ -116,11 +119,16 @@ def render(report: RunReport, *, rules: Sequence = (), statistics: bool = False)
     reports use json's fast C encoder (``indent`` would force the slow pure-Python one)."""
     data = to_dict(report, statistics)
     diagnostics = data.pop("diagnostics")
+    files = data.pop("files")
     summary = data.pop("summary")
     dump = lambda o: json.dumps(o, ensure_ascii=False, default=_default)  # noqa: E731
     head = "".join(f'  "{k}": {dump(v)},\n' for k, v in data.items())
-    if diagnostics:
-        body = '  "diagnostics": [\n' + ",\n".join("    " + dump(d) for d in diagnostics) + "\n  ],\n"
-    else:
-        body = '  "diagnostics": [],\n'
-    return "{\n" + head + body + f'  "summary": {dump(summary)}\n' + "}\n"
+    body = _lines("diagnostics", diagnostics, dump)
+    return "{\n" + head + body + _lines("files", files, dump) + f'  "summary": {dump(summary)}\n' + "}\n"
+
+
+def _lines(key: str, items: list, dump) -> str:
+    """``"key": [...]`` with one item per line (an empty list on one line)."""
+    if not items:
+        return f'  "{key}": [],\n'
+    return f'  "{key}": [\n' + ",\n".join("    " + dump(item) for item in items) + "\n  ],\n"
