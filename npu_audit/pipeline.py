@@ -687,7 +687,11 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
         roots.append(str(folder))
         if folder == cwd or cwd in folder.parents:
             roots.append(str(cwd))
-    return tuple(dict.fromkeys(roots))
+    unique = tuple(dict.fromkeys(roots))
+    # a root inside another adds no folder to search (the folders above a file are searched up to the
+    # outer root): thousands of files named one by one (--files-from) are then one root, not one per
+    # folder, each of which every import would be looked for in
+    return tuple(r for r in unique if not any(r != o and r.startswith(o.rstrip(os.sep) + os.sep) for o in unique))
 
 
 def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False,

@@ -310,3 +310,18 @@ def test_documented_ci_split_and_merge_equals_one_run(tmp_path):
     assert merged == out(single)
     assert (zoo / "npu-audit.sarif").read_text(encoding="utf-8") == out(run("--no-cache", "--format", "sarif", ".",
                                                                            cwd=zoo))
+
+
+def test_files_named_one_by_one_below_one_folder_are_one_root(tmp_path, monkeypatch):
+    # every import of every named file would otherwise be looked for in every named file's folder
+    from npu_audit.pipeline import _roots
+
+    for sub in ("a/x", "a/y/z", "b"):
+        (tmp_path / sub).mkdir(parents=True)
+        (tmp_path / sub / "train.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert _roots(["a/x/train.py", "a/y/z/train.py", "b/train.py"]) == (str(tmp_path.resolve()),)
+    outside = tmp_path / "a"
+    monkeypatch.chdir(tmp_path / "b")
+    assert _roots([str(outside / "x" / "train.py"), str(outside / "y")]) == (
+        str((outside / "x").resolve()), str((outside / "y").resolve()))
