@@ -133,6 +133,8 @@ def config_dict(config: SessionConfig, extraction=None) -> dict:
     }
     if config.kind == "global_options":
         out["opens"] = [open_dict(op, extraction) for op in config.opens]
+    if config.kind == "config-object" and config.entries:
+        out["object"] = config.entries[0].object_class  # DumpConfig, ProfilingConfig, ...
     return out
 
 
@@ -176,6 +178,9 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
         tf2 = config["kind"] == "global_options"
         if tf2:
             title = "TensorFlow 2 config npu_device.global_options()"
+        elif config["kind"] == "config-object":
+            title = (f"{config.get('object') or 'config object'}(...) that no NPURunConfig read here takes: the "
+                     "options it gives the entry NPUEstimator appends")
         if config.get("through"):
             title += " (built by " + ", ".join(f"{t['callee']}() called at {t['path']}:{t['line']}"
                                                for t in config["through"]) + ")"

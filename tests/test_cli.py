@@ -149,6 +149,17 @@ def test_fix_writes_atomically_keeps_mode_and_diff_writes_nothing(tmp_path):
     assert run(script, "--fix", "--unsafe-fixes").returncode == 0 and "Fixed 0 findings" in run(script, "--fix").stderr
 
 
+def test_show_config_names_a_config_object_no_run_config_takes(tmp_path):
+    (tmp_path / "dump.py").write_text("from npu_bridge.npu_init import *\n\n\ndef dump_settings():\n"
+                                      "    return DumpConfig(enable_dump=True, dump_path='/tmp/d')\n")
+    cfg = json.loads(run(tmp_path, "--show-config", "--format", "json", "--no-cache").stdout)
+    (config,) = cfg["configs"]
+    assert config["kind"] == "config-object" and config["object"] == "DumpConfig"
+    assert config["entries"][0]["options"]["enable_dump"]["value"] is True
+    table = run(tmp_path, "--show-config", "--no-cache").stdout
+    assert "DumpConfig(...) that no NPURunConfig read here takes" in table, table
+
+
 def test_show_config_and_knowledge_outputs(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     cfg = json.loads(run(tmp_path, "--show-config", "--format", "json").stdout)
