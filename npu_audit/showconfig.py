@@ -14,7 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from npu_audit.extract.model import UNRESOLVED, EffectiveOption, Entry, OptionWrite, SessionConfig, Value
+from npu_audit.extract.model import (
+    CONFIG_OBJECT,
+    UNRESOLVED,
+    EffectiveOption,
+    Entry,
+    OptionWrite,
+    SessionConfig,
+    Value,
+)
 
 VERSION = 1
 
@@ -133,7 +141,7 @@ def config_dict(config: SessionConfig, extraction=None) -> dict:
     }
     if config.kind == "global_options":
         out["opens"] = [open_dict(op, extraction) for op in config.opens]
-    if config.kind == "config-object" and config.entries:
+    if config.kind == CONFIG_OBJECT and config.entries:
         out["object"] = config.entries[0].object_class  # DumpConfig, ProfilingConfig, ...
     return out
 
@@ -178,7 +186,7 @@ def render_text(configs: list[dict], defaults: Optional[dict] = None) -> str:
         tf2 = config["kind"] == "global_options"
         if tf2:
             title = "TensorFlow 2 config npu_device.global_options()"
-        elif config["kind"] == "config-object":
+        elif config["kind"] == CONFIG_OBJECT:
             title = (f"{config.get('object') or 'config object'}(...) that no NPURunConfig read here takes: the "
                      "options it gives the entry NPUEstimator appends")
         if config.get("through"):

@@ -16,15 +16,12 @@ from typing import Optional, cast
 
 from npu_audit.checks.base import CheckContext, RelationHit
 from npu_audit.checks.conditions import ABSENT, OptionView, compatible, consistent, evaluate, expand, verdict
-from npu_audit.extract.model import OptionWrite
+from npu_audit.extract.model import CONFIG_OBJECT, OptionWrite
 from npu_audit.extract.runconfig import object_keys
 from npu_audit.knowledge.model import Condition, Relation
 from npu_audit.knowledge.vocabulary import RELATION_CHECKS
 
 KIND_TO_RULE = RELATION_CHECKS  # the check that reports each kind of relation
-
-#: The entry kind of a config object no NPURunConfig read here takes (extract.runconfig.lone_object_config).
-LONE_OBJECT_KIND = "config-object"
 
 
 def _trigger_keys(rel: Relation) -> list[str]:
@@ -101,7 +98,7 @@ def evaluate_relations(ctx: CheckContext) -> list[RelationHit]:
             continue
         # a config object on its own (DumpConfig(...) no NPURunConfig npu-audit read takes): only the relations
         # among keys its class writes hold whatever session config it joins
-        within = object_keys(ctx.kb, entry.object_class) if entry.kind == "config-object" and entry.object_class else None
+        within = object_keys(ctx.kb, entry.object_class) if entry.kind == CONFIG_OBJECT and entry.object_class else None
         for rel in ctx.kb.relations:
             if release not in rel.releases or not any(k in effective for k in rel.keys):
                 continue

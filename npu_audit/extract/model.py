@@ -39,6 +39,11 @@ UNRESOLVED: Any = _Unresolved()
 ORIGINS = ("literal", "resolved", "flag-default", "unresolved")
 
 
+
+#: The kind of the config, and of its one entry, that stands for a config object (DumpConfig(...) & co.) no
+#: NPURunConfig the interpreter read takes (npu_audit.extract.runconfig.lone_object_config)
+CONFIG_OBJECT = "config-object"
+
 @dataclass(frozen=True)
 class Value:
     """A value as the interpreter obtained it (or UNRESOLVED): how it was found, and where its literal is written
@@ -208,7 +213,7 @@ class Entry:
     def is_npu(self) -> Optional[bool]:
         """True when named exactly "NpuOptimizer" on every path, False when never, None when unknown
         (unresolved, or the name depends on a branch)."""
-        if self.kind in ("npurunconfig", "helper-default", "global_options", "config-object"):
+        if self.kind in ("npurunconfig", "helper-default", "global_options", CONFIG_OBJECT):
             return True
         if not self.name_writes:
             if self.name is not None:  # named by a helper

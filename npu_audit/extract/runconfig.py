@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Optional, Protocol
 
 from npu_audit.extract.model import (
+    CONFIG_OBJECT,
     UNRESOLVED,
     BranchStep,
     CallSite,
@@ -95,12 +96,12 @@ def lone_object_config(kb: KnowledgeBase, obj: ConfigObjectRef, module: ModuleSt
     and the relations among the keys its own class writes, are checked where it is built. Its entry's
     ``kind`` is "config-object": relations that involve a key the class cannot write need the whole session
     config and are not claimed from the object alone (npu_audit.checks.relations)."""
-    spec = next((s for s in kb.runconfig.kwargs.values() if s.object == obj.cls), None)
+    spec = kb.runconfig.keyword_taking(obj.cls)
     if spec is None:
         return None
-    config = SessionConfig(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls,
+    config = SessionConfig(kind=CONFIG_OBJECT, path=obj.path, node=obj.node, calls=obj.calls,
                            bound_to=obj.bound_to, handed_on=obj.handed_on)
-    entry = Entry(kind="config-object", path=obj.path, node=obj.node, calls=obj.calls, object_class=obj.cls,
+    entry = Entry(kind=CONFIG_OBJECT, path=obj.path, node=obj.node, calls=obj.calls, object_class=obj.cls,
                   name=Value(python="NpuOptimizer", origin="resolved", text=obj.cls))
     config.entries.append(entry)
     _expand_object(kb, entry, spec, obj, obj.node, obj.node, _ObjectFrame(module, list(obj.branches), obj.calls), obj.node)

@@ -342,6 +342,10 @@ class RunConfigModel(NamedTuple):
     implicit: tuple[RunConfigParam, ...]  # writes NPUEstimator makes with no keyword at all
     helpers: dict[str, dict[str, Any]]  # npu_config_proto & co.
 
+    def keyword_taking(self, cls: str) -> Optional[RunConfigParam]:
+        """The NPURunConfig keyword that takes an object of config class ``cls`` (dump_config for DumpConfig)."""
+        return next((spec for spec in self.kwargs.values() if spec.object == cls), None)
+
 
 @dataclass
 class KnowledgeBase:

@@ -1,4 +1,5 @@
 from npu_audit.checks.base import Expect, Invalid, Rule
+from npu_audit.extract.model import CONFIG_OBJECT
 
 
 class ConfigObjectUnused(Rule):
@@ -47,13 +48,14 @@ class ConfigObjectUnused(Rule):
     def check(self, ctx):
         kb = ctx.kb
         for config in ctx.configs:
-            if config.kind != "config-object" or config.handed_on is not False or config.path != ctx.path:
+            if config.kind != CONFIG_OBJECT or config.handed_on is not False or config.path != ctx.path:
                 continue
             entry = config.entries[0] if config.entries else None
             if entry is None or not any(not w.implicit for w in entry.writes):
                 continue  # only defaults: nothing is lost
             cls = entry.object_class or "config object"
-            keyword = next((s.name for s in kb.runconfig.kwargs.values() if s.object == cls), None)
+            taking = kb.runconfig.keyword_taking(cls)
+            keyword = taking.name if taking is not None else None
             # the option it is about: the first keyword the script gives (the switch, as a rule: enable_dump)
             given = next((w.kwarg for w in entry.writes if not w.implicit and w.kwarg), None)
             what = {"DumpConfig": " (no data dump happens)", "ProfilingConfig": " (no profile is collected)"}.get(cls, "")

@@ -1,8 +1,8 @@
 from typing import Any
 
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
-from npu_audit.checks.relations import LONE_OBJECT_KIND
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.extract.model import CONFIG_OBJECT
 from npu_audit.findings import Related
 
 
@@ -52,7 +52,7 @@ class InconsistentWithCode(Rule):
         # TF2 option objects have no session for set_iteration_per_loop/NPUOptimizer to agree with, and a
         # config object whose NPURunConfig is not seen is no session config
         npu_configs = [c for c in ctx.configs
-                       if c.npu_entries() and c.kind not in ("global_options", LONE_OBJECT_KIND)]
+                       if c.npu_entries() and c.kind not in ("global_options", CONFIG_OBJECT)]
         loose = list(ctx.facts)
         for config in npu_configs:
             facts = list(config.facts) + (loose if len(npu_configs) == 1 else [])

@@ -2,10 +2,9 @@ from typing import NamedTuple, Optional
 
 from npu_audit.checks import tf2
 from npu_audit.checks.base import Expect, Invalid, Rule, describe
-from npu_audit.checks.relations import LONE_OBJECT_KIND
 from npu_audit.checks.rules import PRELUDE
+from npu_audit.extract.model import CONFIG_OBJECT, OptionWrite
 from npu_audit.extract.model import TF2_OPTIONS_KIND as TF2_KIND
-from npu_audit.extract.model import OptionWrite
 from npu_audit.knowledge.vocabulary import SCENARIO_NAMES as NAMES
 
 
@@ -24,7 +23,7 @@ def entry_scenario(ctx, entry) -> Scenario:
     in, the same in every config that runs it (see :func:`_scenario_in`)."""
     if ctx.settings.scenario:
         return Scenario(ctx.settings.scenario, None, "setting")
-    if entry.kind == LONE_OBJECT_KIND:
+    if entry.kind == CONFIG_OBJECT:
         return Scenario(None)  # a config object whose NPURunConfig is not seen: graph_run_mode is not known
     found = [_scenario_in(ctx, entry, holder) for holder in _holders(ctx, entry)]
     if not found or any(s.name is None or s.name != found[0].name for s in found):
@@ -54,9 +53,9 @@ def _scenario_in(ctx, entry, holder) -> Scenario:
     (npu_estimator.py:802, 1 unless given graph_run_mode=0), after the entries of its session_config. When no
     entry writes it: training (the adapter's default is 1: rules/options/basic.toml, keys.tsv,
     npu_attrs.cc:2137; the TF2 option object passes 1 on too, tf2_options.toml), except for an entry reached
-    only through an object of unknown origin (kind "orphan"), a config object no NPURunConfig npu-audit read
-    takes (kind "config-object"), or TF2 options seen without the npu_device.open() that reads them: code not
-    seen may write graph_run_mode there.
+    only through an object of unknown origin (kind "orphan") or TF2 options seen without the npu_device.open()
+    that reads them: code not seen may write graph_run_mode there. (A config object on its own never gets
+    here: :func:`entry_scenario` leaves its scenario unknown.)
 
     graph_run_mode = 0 written in a ConfigProto handed on to code not read here (:func:`_handed_to_code_not_read`)
     is not a known scenario: that code decides, and NPURunConfig(session_config=config) there would run it as
@@ -75,8 +74,8 @@ def _scenario_in(ctx, entry, holder) -> Scenario:
         if _SCENARIO_OF[value] == "inference" and _handed_to_code_not_read(holder):
             return Scenario(None)
         return Scenario(_SCENARIO_OF[value], eff.last, "written")
-    if entry.kind in ("orphan", "config-object") or _tf2_unopened(ctx, entry):
-        return Scenario(None)  # (a config object on its own: the NPURunConfig that takes it decides)
+    if entry.kind == "orphan" or _tf2_unopened(ctx, entry):
+        return Scenario(None)
     return Scenario("training", None, "default")
 
 
