@@ -36,7 +36,7 @@ def stage(frames: list[str], main: bool) -> str:
             if marker in stack:
                 return f"main process: {name}"
         return "main process: start, settings, workers' results"
-    if "_feeders (" in stack:
+    if ";feeders (" in stack:
         return "worker: second-phase choice per chunk"
     if "_analyze (" not in stack:
         return "worker: start, collector, results"

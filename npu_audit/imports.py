@@ -1,7 +1,7 @@
 """Where an import statement leads: a module name resolved to a file of the analysed tree.
 
 One rule, shared by the interpreter (``extract.project.Project.resolve``, which asks the file system)
-and by the pipeline's choice of which files without NPU markers to parse (``pipeline._feeders``, which
+and by the pipeline's choice of which files without NPU markers to parse (``second_phase.feeders``, which
 asks the set of discovered files), so that both agree on what a script really imports:
 
 - ``from .m import x`` (``level`` dots): ``m`` below the importing file's folder (one folder up per

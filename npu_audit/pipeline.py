@@ -12,10 +12,12 @@ import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
+from npu_audit.second_phase import feeders
 from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
+from npu_audit.slice_knowledge import slice_knowledge
 
 
 @dataclass(frozen=True)
@@ -240,40 +242,6 @@ def _sliced(source, kb, file: str, roots: tuple[str, ...], drop_if_idle: bool = 
     return replace(source, text=result.text), tree, result.dropped
 
 
-@dataclass(frozen=True)
-class SliceKnowledge:
-    """What the slice takes from the knowledge base (``slicing.slice_text``'s arguments)."""
-
-    identifiers: tuple[str, ...]  # more API names that make a statement a seed
-    config_calls: tuple[str, ...]  # calls that make, fill, take or define what a config holds
-    modelled: frozenset[str]  # the calls the interpreter models (tf_api.toml, str methods, TF2's open)
-    sessions: frozenset[str]  # the calls that open a session
-
-
-_SLICE_KNOWLEDGE: dict[int, tuple[Any, SliceKnowledge]] = {}
-
-
-def slice_knowledge(kb) -> SliceKnowledge:
-    """:class:`SliceKnowledge` of ``kb``, assembled once per knowledge base and process."""
-    known = _SLICE_KNOWLEDGE.get(id(kb))
-    if known is not None and known[0] is kb:
-        return known[1]
-    from npu_audit.extract.values import STR_METHODS
-
-    tf2 = getattr(kb, "tf2", None)
-    api = getattr(kb, "tf_api", None)
-    identifiers = tuple(kb.runconfig.objects) + (tuple(tf2.modules) + tuple(tf2.option_object) if tf2 is not None else ())
-    made = SliceKnowledge(
-        identifiers=identifiers,
-        config_calls=tuple(api.config_call_names()) if api is not None else (),
-        modelled=((api.modelled_call_names() if api is not None else frozenset()) | STR_METHODS
-                  | frozenset(tf2.open if tf2 is not None else ())),
-        sessions=frozenset(api.call_names("session")) if api is not None else frozenset(),
-    )
-    _SLICE_KNOWLEDGE[id(kb)] = (kb, made)
-    return made
-
-
 def check_extraction(extraction, settings: Settings, kb, text: Optional[str]) -> list[Finding]:
     from npu_audit import suppress
     from npu_audit.checks import rule_by, run_checks
@@ -382,9 +350,6 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
                                               "scenario": overrides.get("scenario", base.scenario)})
 
 
-_INIT_PY = os.sep + "__init__.py"
-
-
 def _open_cache(options: RunOptions):
     if not options.cache_dir:
         return None  # (sqlite3 and the cache's code are not even imported: a one-file run without cache)
@@ -395,12 +360,12 @@ def _open_cache(options: RunOptions):
 
 def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache,
                     given: frozenset[int] = frozenset()) -> list[int]:
-    """:func:`_feeders`, or with a cache the answer of the last run when nothing it depends on changed
+    """:func:`~npu_audit.second_phase.feeders`, or with a cache the answer of the last run when nothing it depends on changed
     (the files, their contents, which were parsed, the roots, npu-audit and its knowledge base): a warm
     run does not resolve the tree's imports again. Not remembered when files were named on the command
     line (their answer may depend on files outside the run; such runs are small)."""
     if cache is None or given:
-        return _feeders(jobs, results, roots, given)
+        return feeders(jobs, results, roots, given)
     digest = hashlib.sha256(f"{cache.tool_token()}\0{os.getcwd()}\0{roots}".encode())
     for job, report in zip(jobs, results):
         digest.update(f"\0{job.file}\0{report.content_hash}\0{report.parsed}".encode())
@@ -411,268 +376,9 @@ def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str
             return [int(i) for i in json.loads(known)]
         except (TypeError, ValueError):
             pass
-    found = _feeders(jobs, results, roots)
+    found = feeders(jobs, results, roots)
     cache.put_run_fact(key, json.dumps(found))
     return found
-
-
-def _feeders(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...],
-             given: frozenset[int] = frozenset()) -> list[int]:
-    """Files without NPU markers that take from a module which has them something that can carry NPU
-    configuration, and can hand it a value it writes or build a config themselves: they are parsed too.
-
-    Imports are resolved as the importing file's own interpreter would (``npu_audit.imports``), so a
-    mere name clash (``import scipy.optimize`` in a tree holding an unrelated ``optimize.py``) does not
-    count; ``from m import a`` counts when ``a`` is one of ``m``'s NPU exports (``npu_audit.relevance``)
-    or an NPU submodule; ``import m`` and ``from m import *`` count when ``m`` has NPU code at all.
-    Such a file is taken when one of those modules writes a value a caller may supply, or one from the
-    file itself (``FileReport.caller_inputs``, ``npu_audit.extract.inputs``): a finding about a value is
-    shown where the value comes from, so a file that can supply none has nothing the module's own
-    analysis does not report. It is taken too when its text names an API that makes, fills or opens a
-    config, or an option, or holds a suppression comment (:func:`_names_config_api`).
-    For the files named on the command line (``given``: indices of ``jobs``), a module that is not a
-    file of the run is also looked for on the disk, so that ``npu-audit train.py`` reads train.py as
-    ``npu-audit .`` does when train.py builds its config through a helper module.
-    """
-    from npu_audit.imports import resolve_module, split_relative
-
-    real_dirs: dict[str, str] = {}
-
-    def real_folder(folder: str) -> str:
-        """os.path.realpath of an absolute, normalised folder, one ``lstat`` per folder of the tree."""
-        real = real_dirs.get(folder)
-        if real is None:
-            parent, name = os.path.split(folder)
-            if not name:
-                real = folder
-            else:
-                real = os.path.join(real_folder(parent), name)
-                if os.path.islink(real):
-                    real = os.path.realpath(real)
-            real_dirs[folder] = real
-        return real
-
-    given_dirs: dict[str, str] = {}
-
-    def absolute(file: str) -> str:
-        folder, _, name = file.rpartition(os.sep)  # (os.path.split, for a path with a folder that is not the root)
-        if not folder:
-            folder, name = os.path.split(file)
-        real = given_dirs.get(folder)
-        if real is None:
-            real = given_dirs[folder] = real_folder(os.path.abspath(folder))
-        return real + name if real.endswith(os.sep) else real + os.sep + name
-
-    paths = [absolute(job.file) for job in jobs]
-    exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
-    inputs = {path: report.caller_inputs for path, report in zip(paths, results) if report.parsed}
-    imports_of = {path: report.imports for path, report in zip(paths, results)}
-    if not exports and not given:
-        return []
-    is_file = set(paths).__contains__
-    # Every name an absolute import can start with and still find a file of the tree: the folders'
-    # and the modules' names. Most imports (tensorflow, numpy, os) name none of them and are answered
-    # without walking the importer's folders.
-    names: set[str] = set()
-    for path in paths:
-        names.update(path.split(os.sep))
-    names.update(name[:-3] for name in list(names) if name.endswith(".py"))
-    resolved: dict[tuple[str, int, str], Optional[str]] = {}
-
-    def resolve(dotted: str, level: int, here: str) -> Optional[str]:
-        if not level and dotted.partition(".")[0] not in names:
-            return None
-        key = (dotted, level, here)
-        if key not in resolved:
-            resolved[key] = resolve_module(dotted, level, here, roots, is_file)
-        return resolved[key]
-
-    # A module resolves to a file with NPU code only if its last name is that file's (or, for a
-    # package, its folder's): a cheap necessary condition tried before resolving.
-    export_names = {os.path.basename(os.path.dirname(p)) if p.endswith(_INIT_PY) else os.path.basename(p)[:-3]
-                    for p in exports}
-
-    def may_be_export(dotted: str) -> bool:
-        return not dotted or dotted.rpartition(".")[2] in export_names
-
-    outside: dict[str, tuple[bool, Optional[list[str]]]] = {}
-
-    def outside_module(path: str, max_bytes: int) -> tuple[bool, Optional[list[str]]]:
-        """(has NPU code, its NPU exports) of a file the run does not analyse, read from the disk."""
-        if path not in outside:
-            from npu_audit import prefilter
-            from npu_audit.extract.positions import python_ast
-            from npu_audit.relevance import npu_exports
-            from npu_audit.source import ReadProblem, read_source
-
-            source = read_source(Path(path), path, max_bytes)
-            if isinstance(source, ReadProblem) or not prefilter.may_configure_npu(source.raw):
-                outside[path] = (False, None)
-            else:
-                outside[path] = (True, npu_exports(python_ast(source.text), source.text))
-        return outside[path]
-
-    def lookup(dotted: str, level: int, here: str,
-               beyond: Optional[int]) -> tuple[bool, Optional[list[str]], Optional[str]]:
-        """Whether the module is one with NPU code, its NPU exports (None: any name may be one), and its
-        path when it is a file of the run. ``beyond``: a module that is not a file of the run is looked for
-        on the disk too, reading at most that many bytes of it (the importing file's --max-file-size)."""
-        if beyond is not None:
-            found = resolve(dotted, level, here)
-            if found is None:
-                from npu_audit.imports import resolve_in_tree
-
-                real = resolve_in_tree(dotted, level, here, roots)
-                if real is None or is_file(real):
-                    return False, None, None
-                return (*outside_module(real, beyond), None)
-        else:
-            found = resolve(dotted, level, here) if may_be_export(dotted) else None
-        return (True, exports[found], found) if found in exports else (False, None, None)
-
-    # absolute imports that lead to no file with NPU code, wherever the importer is: no name of theirs is
-    # that of such a file (``numpy``, ``os.path``: most imports of the tree, each asked thousands of times)
-    no_npu_by_name: set[str] = set()
-
-    def takes_npu(imported: str, here: str, beyond: Optional[int]) -> tuple[bool, Optional[str]]:
-        """Whether the import takes something that can carry NPU configuration, and from which file of
-        the run (None: a module read from the disk, or none)."""
-        if beyond is None and imported in no_npu_by_name:
-            return False, None
-        module, _, member = imported.partition(":")
-        dotted, level = split_relative(module)
-        if beyond is None and not level and not may_be_export(dotted) \
-                and not (member and may_be_export(f"{dotted}.{member}")):
-            no_npu_by_name.add(imported)
-            return False, None
-        npu, members, found = lookup(dotted, level, here, beyond)
-        if not member:
-            return npu, found
-        if npu and (members is None or member == "*" or member in members):
-            return True, found
-        submodule = f"{dotted}.{member}" if dotted else member
-        npu, _members, found = lookup(submodule, level, here, beyond)
-        return npu, found
-
-    leads: dict[str, list[str]] = {}
-
-    def imported_files(current: str) -> list[str]:
-        """The files of the run that ``current``'s imports lead to (a module, or the submodule it names)."""
-        out = leads.get(current)
-        if out is not None:
-            return out
-        here = os.path.dirname(current)
-        out = leads[current] = []
-        for imported in imports_of.get(current, ()):
-            module, _, member = imported.partition(":")
-            dotted, level = split_relative(module)
-            found = None
-            if member and member != "*":
-                found = resolve(f"{dotted}.{member}" if dotted else member, level, here)
-            if found is None and (dotted or level):
-                found = resolve(dotted, level, here)
-            if found is not None:
-                out.append(found)
-        return out
-
-    taken_below: dict[str, Optional[frozenset[str]]] = {}
-
-    def sources_below(module: str) -> Optional[frozenset[str]]:
-        """The files whose values the writes of ``module`` and of the files of the run it imports,
-        transitively (through modules without NPU code too: a re-export), take; None when one of them may
-        take a caller's value (``FileReport.caller_inputs``). Once per module and run: a helper module has
-        many importers."""
-        if module in taken_below:
-            return taken_below[module]
-        found: set[str] = set()
-        result: Optional[frozenset[str]] = None
-        seen = {module}
-        todo = [module]
-        while todo:  # (breadth first, stopping at the first module that may take a caller's value: most do at once)
-            each = todo.pop(0)
-            if each in inputs:  # (a file without NPU code writes nothing)
-                taken = inputs[each]
-                if taken is None:
-                    break
-                found.update(taken)
-            for target in imported_files(each):
-                if target not in seen:
-                    seen.add(target)
-                    todo.append(target)
-        else:
-            result = frozenset(found)
-        taken_below[module] = result
-        return result
-
-    def may_supply(module: Optional[str], importer: str) -> bool:
-        """Whether ``importer`` can hand ``module`` (None: one whose analysis the run has not), or a file of the
-        run that ``module`` imports, a value it writes: through ``module`` an importer reaches their code
-        (``helpers.npu_lib.make(...)``)."""
-        if module is None:
-            return True
-        taken = sources_below(module)
-        # (the sources are real paths; a file may be a link)
-        return taken is None or bool(taken) and (importer in taken or os.path.realpath(importer) in taken)
-
-    out = []
-    for i, report in enumerate(results):
-        if report.parsed or not report.imports:
-            continue
-        here = os.path.dirname(paths[i])
-        beyond = jobs[i].settings.max_bytes if i in given else None
-        modules = set()
-        for imported in report.imports:
-            npu, module = takes_npu(imported, here, beyond)
-            if npu:
-                modules.add(module)
-        if not modules:
-            continue
-        if any(may_supply(module, paths[i]) for module in modules) or _names_config_api(jobs[i]):
-            out.append(i)
-    return out
-
-
-#: TensorFlow's own classes that take a session config (``RunConfig(session_config=...)``, an ``Estimator``
-#: given one), besides those the knowledge base names.
-CONFIG_TAKERS = frozenset({"RunConfig", "Estimator"})
-_config_api_words: Optional[Any] = None
-
-
-def _names_config_api(job: Job) -> bool:
-    """Whether the file's text names an API that makes, fills, takes or opens a config (the slice's seed
-    identifiers and consumers, the knowledge base's config objects and config calls but the flag
-    definitions, :data:`CONFIG_TAKERS`) or an option (TF1 keys, TF2 attributes: written into an object a
-    helper returns, ``opts.precision_mode = ...``), or holds "npu-audit" (a suppression comment, which the
-    file's analysis reads); True when it cannot be read (its analysis reports why). Such a file is a file of
-    the second phase whatever the modules it imports write."""
-    global _config_api_words
-    if _config_api_words is None:
-        from npu_audit import slicing
-        from npu_audit.knowledge.loader import load
-
-        kb = load()
-        known = slice_knowledge(kb)
-        names = set(slicing.SEED_IDENTIFIERS | slicing.CONSUMERS | CONFIG_TAKERS) - {"setattr"}
-        names.update(known.identifiers)
-        # (not the calls that define flags and arguments: what their values do is caller_inputs' business)
-        api = getattr(kb, "tf_api", None)
-        definitions = set(api.call_names("define-flag", "argument-parser")) if api is not None else set()
-        names.update(set(known.config_calls) - definitions)
-        names.update(kb.options)
-        if kb.tf2 is not None:
-            names.update(part for path in list(kb.tf2.options) + list(kb.tf2.groups) for part in path.split(".") if part)
-        _config_api_words = frozenset(name.encode("ascii") for name in names)
-    raw = job.source_bytes
-    if raw is None:
-        try:
-            with open(job.file, "rb") as handle:
-                raw = handle.read(job.settings.max_bytes + 1)
-        except OSError:
-            return True
-    import re
-
-    # (the file's words against the set: several times faster than one pattern of some 300 alternatives)
-    return b"npu-audit" in raw or not _config_api_words.isdisjoint(re.findall(rb"[A-Za-z_][A-Za-z0-9_]*", raw))
 
 
 def _roots(paths: list[str]) -> tuple[str, ...]:
@@ -763,7 +469,7 @@ def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport],
                           running: Callable[[int, bool], None] = lambda i, started: None,
                           noting: bool = False) -> None:
     """In a worker, after a chunk of the first phase (a project's files, ``reports`` their reports): the
-    files of the chunk that the second phase would parse as far as the chunk tells (:func:`_feeders` over
+    files of the chunk that the second phase would parse as far as the chunk tells (:func:`~npu_audit.second_phase.feeders` over
     the chunk alone) are analysed now, while the helper modules they import are still parsed in this
     process; their reports go in ``ahead``. The run still decides over the whole tree which files the
     second phase takes: a file it takes that was not analysed ahead is analysed then, and a report made
@@ -773,7 +479,7 @@ def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport],
     if not jobs or any(job.force_parse for job in jobs):
         return
     try:
-        picked = _feeders(jobs, reports, jobs[0].roots)
+        picked = feeders(jobs, reports, jobs[0].roots)
     except Exception:  # noqa: BLE001 - only a head start: the run decides the second phase on its own
         return
     analyze = analyze_noting_imports if noting else analyze_in_batch

@@ -11,7 +11,7 @@ top-level names of a module that can do that, computed from CPython's ``ast`` (n
   relevant (``def main(): ... build_config()`` makes ``main`` relevant).
 
 Names bound by imports are not exports (the module they come from is judged on its own). The
-pipeline uses this to parse only the files that import such a name (``pipeline._feeders``).
+pipeline uses this to parse only the files that import such a name (``second_phase.feeders``).
 """
 
 from __future__ import annotations

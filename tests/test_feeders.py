@@ -360,6 +360,23 @@ def test_an_importer_that_writes_into_an_option_object_a_helper_returns_is_parse
     assert _told_in_launch(tmp_path) == [("prefer-precision-mode-v2", 4)]
 
 
+def test_an_option_name_counts_only_where_it_can_write_an_option(tmp_path):
+    """Option names such as input_shape or job are everyday words of model code: in a keyword argument or
+    an attribute read they write no option, so they alone do not make an importer a second-phase file;
+    as a string (a TF1 key, setattr) or an attribute stored (a TF2 option) they do."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "optimize.py").write_text(NPU_HELPER)  # (writes only a literal of its own)
+    head = "import tensorflow as tf\nfrom optimize import session_config\n\nconfig = session_config()\n"
+    for text, parsed in (("layer = tf.keras.layers.Dense(8, input_shape=(4,))\nshape = layer.input_shape\n", 1),
+                         ("name = cluster.job\nready = cluster.job == 'worker'\n", 1),
+                         ("opts = {}\nopts['input_shape'] = '1,224,224,3'\n", 2),
+                         ("opts = config.experimental\nopts.job = 'localhost'\n", 2)):
+        (proj / "launch.py").write_text(head + text)
+        report = _run(tmp_path)
+        assert report["summary"]["files_parsed"] == parsed, text
+
+
 def test_an_importer_reaches_the_npu_modules_its_module_imports(tmp_path):
     # a package re-exporting a helper that writes its parameter; a module whose plain wrapper passes its own
     # parameter on to such a helper: the importer's value reaches the write through either

@@ -570,7 +570,7 @@ def test_statements_joined_by_a_backslash_are_kept_or_dropped_together(tmp_path,
 def kept_in_tree(tmp_path: Path, source: str, name: str = "train.py") -> list[str]:
     """:func:`kept`, with the modules of ``tmp_path`` read as the pipeline reads them (``TreeReach``)."""
     from npu_audit.knowledge.loader import load
-    from npu_audit.pipeline import slice_knowledge
+    from npu_audit.slice_knowledge import slice_knowledge
     from npu_audit.slicing import TreeReach
 
     reach = TreeReach(str(tmp_path.resolve()), (str(tmp_path.resolve()),))

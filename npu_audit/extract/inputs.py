@@ -1,7 +1,7 @@
 """What a caller of a module's code could change in the option values it writes: the second phase's test.
 
 A file without NPU markers that imports an NPU name of a module of the tree is analysed in a second
-phase (``pipeline._feeders``) because it may hand that module a value the module writes into a config:
+phase (``second_phase.feeders``) because it may hand that module a value the module writes into a config:
 a finding about such a value is shown in the file the value comes from (``checks.base.place``), so only
 that file's analysis reports it. Whether any caller can do so is read off the module's own analysis:
 
@@ -39,7 +39,7 @@ def caller_inputs(extraction, exports: Optional[list[str]]) -> Optional[list[str
     seen every write an importer can reach: ``exports`` (the file's NPU names, ``relevance.npu_exports``)
     is None (any name may be one), or a function of the file whose source holds an NPU marker was not read
     (defined in an ``if`` or ``try`` block, or inside another function, and called by nobody). What the
-    file's importers reach of other modules through it is those modules' answer (``pipeline._feeders``)."""
+    file's importers reach of other modules through it is those modules' answer (``second_phase.feeders``)."""
     if exports is None:
         return None
     state = extraction.modules.get(extraction.display)
