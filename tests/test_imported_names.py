@@ -74,3 +74,37 @@ def test_modules_importing_a_name_from_each_other_leave_it_unknown(tmp_path):
     files = {"first.py": "from second import DUMP_PATH\n", "second.py": "from first import DUMP_PATH\n"}
     found = findings_of(tmp_path, files, "from first import DUMP_PATH", "DUMP_PATH")
     assert ("NPU103", 10) not in found and ("NPU103", 11) in found, found
+
+
+def _shown_precision_modes(tree) -> list[str]:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "npu_audit", "--no-cache", "--isolated", "--show-config", "--format",
+                           "json", "launch.py"], capture_output=True, text=True, cwd=tree)
+    assert done.returncode == 0, done.stderr
+    (config,) = json.loads(done.stdout)["configs"]
+    option = config["entries"][0]["options"]["precision_mode"]
+    return [value["value"] for value in option["possible_values"]]
+
+
+def test_an_imported_modules_main_block_does_not_run(tmp_path):
+    """Imported, a module's ``__name__`` is its own name: what its ``if __name__ == "__main__":`` block does
+    (rebind a constant, train a model) does not happen for the script that imports it."""
+    (tmp_path / "helper.py").write_text(
+        'import tensorflow as tf\n\nMODE = "allow_fp32_to_fp16"\n\n\ndef make_config():\n'
+        '    config = tf.ConfigProto()\n'
+        '    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n'
+        '    custom_op.name = "NpuOptimizer"\n'
+        '    custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(MODE)\n'
+        '    return config\n\n\n'
+        'if __name__ == "__main__":\n    MODE = "force_fp16"\n    make_config()\n')
+    (tmp_path / "launch.py").write_text("import tensorflow as tf\nimport helper\n\n"
+                                        "sess = tf.Session(config=helper.make_config())\n")
+    assert _shown_precision_modes(tmp_path) == ["allow_fp32_to_fp16"]
+    # (the script's own main block runs: it is the script)
+    (tmp_path / "launch.py").write_text("import tensorflow as tf\nimport helper\n\n"
+                                        'if __name__ == "__main__":\n'
+                                        "    sess = tf.Session(config=helper.make_config())\n")
+    assert _shown_precision_modes(tmp_path) == ["allow_fp32_to_fp16"]

@@ -239,6 +239,7 @@ def extract_configs(
     project.modules[state.file] = state
     positions = PositionRecorder()
     interp = Interpreter(project, kb, positions)
+    interp.script = state
     interp.run_module(state)
     interp.run_standalone(state, text, tree, dropped)
     configs = [c for c in interp.configs + _lone_objects(interp, kb, project) if _relevant(c, display)]

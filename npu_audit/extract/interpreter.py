@@ -59,6 +59,8 @@ class Interpreter(Statements, Expressions, Calls):
     def __init__(self, project: Project, kb: KnowledgeBase, positions: Optional[PositionRecorder] = None):
         self.project = project
         self.kb = kb
+        # the analysed file (extract_configs): the one module whose ``if __name__ == "__main__":`` block runs
+        self.script: Optional[ModuleState] = None
         self.configs: list[SessionConfig] = []
         self.loose_facts: list[CodeFact] = []
         self.config_objects: list[ConfigObjectRef] = []  # DumpConfig(...) & co., wherever they are built
@@ -96,9 +98,12 @@ class Interpreter(Statements, Expressions, Calls):
             return
         self._executing.add(key)
         frame = Frame(module=state, locals=None)
+        imported = self.script is not None and state is not self.script
         for stmt in state.module.body:
             if frame.returned:
                 break
+            if imported and type(stmt) is cst.If and stmt.orelse is None and self._is_main_guard(stmt.test):
+                continue  # (an imported module's ``__name__`` is its own name: its main block does not run)
             frame.top = stmt
             frame.stmts = ()
             if state.more is not None:
