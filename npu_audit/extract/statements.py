@@ -47,10 +47,30 @@ class Statements(InterpreterBase):
     # statements
 
     def exec_block(self, body, frame: Frame) -> None:
-        for stmt in body:
-            if frame.returned:
-                return
-            self.exec_stmt(stmt, frame)
+        """Read the statements ``body`` in ``frame`` until one returns. Each statement is read with
+        ``frame.stmts`` extended by it; ``frame.stmts`` is as it was when the block started once the
+        block ends, also when a statement raises. The dispatch of :meth:`exec_stmt` and of a simple
+        statement line is written out here, so that reading a statement costs one Python call (its
+        handler) and deep reads keep the stack short."""
+        outer = frame.stmts
+        try:
+            for stmt in body:
+                if frame.returned:
+                    return
+                frame.stmts = outer + (stmt,)
+                if type(stmt) is cst.SimpleStatementLine:
+                    for small in stmt.body:
+                        small_handler = _SMALL_STATEMENTS.get(type(small))
+                        if small_handler is not None:
+                            small_handler(self, small, stmt, frame)
+                        if frame.returned:
+                            break
+                else:
+                    handler = _STATEMENTS.get(type(stmt))
+                    if handler is not None:
+                        handler(self, stmt, frame)
+        finally:
+            frame.stmts = outer
 
     def _suite(self, suite) -> list:
         if isinstance(suite, cst.IndentedBlock):
@@ -60,17 +80,16 @@ class Statements(InterpreterBase):
         return []
 
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
+        """Read one statement in ``frame`` (whether the frame has returned is the caller's concern), with
+        ``frame.stmts`` extended by it while it is read."""
         outer = frame.stmts
         frame.stmts = outer + (stmt,)
         try:
-            self._exec_stmt(stmt, frame)
+            handler = _STATEMENTS.get(type(stmt))
+            if handler is not None:
+                handler(self, stmt, frame)
         finally:
             frame.stmts = outer
-
-    def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
-        handler = _STATEMENTS.get(type(stmt))
-        if handler is not None:
-            handler(self, stmt, frame)
 
     def _exec_line(self, stmt: cst.SimpleStatementLine, frame: Frame) -> None:
         for small in stmt.body:
