@@ -100,8 +100,14 @@ class Expressions(InterpreterBase):
         return self._eval(node, frame)
 
     def eval(self, node, frame: Frame) -> Sym:
+        """The value of expression ``node``; unknown when reading it goes deeper than Python's recursion
+        limit. Dispatches on the node type itself (as :meth:`_eval` does), so that a statement's
+        expression costs no extra Python call."""
+        handler = _EXPRESSIONS.get(type(node))
+        if handler is None:
+            return UNKNOWN
         try:
-            return self._eval(node, frame)
+            return handler(self, node, frame)
         except RecursionError:
             return UNKNOWN
 

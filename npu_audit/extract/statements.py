@@ -4,6 +4,7 @@ loops, definitions, assignments, returns and imports. A statement is dispatched 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable, Optional
 
@@ -40,6 +41,30 @@ from npu_audit.extract.symbols import (
 )
 
 
+class _Arm:
+    """``with _Arm(frame, step):`` reads its body as one arm of a branch: ``step`` is the last of
+    ``frame.branches`` while the body is read and is taken off when it ends, also by an exception, and
+    ``frame.returned`` is then as it was before (a return inside a branch does not end the enclosing
+    block). The body runs in the caller's Python frame, so an arm adds nothing to the stack."""
+
+    __slots__ = ("frame", "step", "returned")
+
+    def __init__(self, frame: Frame, step: BranchStep) -> None:
+        self.frame = frame
+        self.step = step
+        self.returned = False
+
+    def __enter__(self) -> None:
+        frame = self.frame
+        frame.branches.append(self.step)
+        self.returned = frame.returned
+
+    def __exit__(self, *exc: object) -> None:
+        frame = self.frame
+        frame.branches.pop()
+        frame.returned = self.returned
+
+
 class Statements(InterpreterBase):
     """The statements part of :class:`~npu_audit.extract.interpreter.Interpreter` (see the module docstring)."""
 
@@ -47,10 +72,30 @@ class Statements(InterpreterBase):
     # statements
 
     def exec_block(self, body, frame: Frame) -> None:
-        for stmt in body:
-            if frame.returned:
-                return
-            self.exec_stmt(stmt, frame)
+        """Read the statements ``body`` in ``frame`` until one returns. Each statement is read with
+        ``frame.stmts`` extended by it; ``frame.stmts`` is as it was when the block started once the
+        block ends, also when a statement raises. The dispatch of :meth:`exec_stmt` and of a simple
+        statement line is written out here, so that reading a statement costs one Python call (its
+        handler) and deep reads keep the stack short."""
+        outer = frame.stmts
+        try:
+            for stmt in body:
+                if frame.returned:
+                    return
+                frame.stmts = outer + (stmt,)
+                if type(stmt) is cst.SimpleStatementLine:
+                    for small in stmt.body:
+                        small_handler = _SMALL_STATEMENTS.get(type(small))
+                        if small_handler is not None:
+                            small_handler(self, small, stmt, frame)
+                        if frame.returned:
+                            break
+                else:
+                    handler = _STATEMENTS.get(type(stmt))
+                    if handler is not None:
+                        handler(self, stmt, frame)
+        finally:
+            frame.stmts = outer
 
     def _suite(self, suite) -> list:
         if isinstance(suite, cst.IndentedBlock):
@@ -60,17 +105,16 @@ class Statements(InterpreterBase):
         return []
 
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
+        """Read one statement in ``frame`` (whether the frame has returned is the caller's concern), with
+        ``frame.stmts`` extended by it while it is read."""
         outer = frame.stmts
         frame.stmts = outer + (stmt,)
         try:
-            self._exec_stmt(stmt, frame)
+            handler = _STATEMENTS.get(type(stmt))
+            if handler is not None:
+                handler(self, stmt, frame)
         finally:
             frame.stmts = outer
-
-    def _exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
-        handler = _STATEMENTS.get(type(stmt))
-        if handler is not None:
-            handler(self, stmt, frame)
 
     def _exec_line(self, stmt: cst.SimpleStatementLine, frame: Frame) -> None:
         for small in stmt.body:
@@ -82,25 +126,24 @@ class Statements(InterpreterBase):
 
     def _exec_while(self, stmt: cst.While, frame: Frame) -> None:
         module = frame.module  # (not the frame: a binding's branch steps, kept in the frame, hold the description)
-        self._branch(frame, stmt, 0, "loop", False, lambda: f"while {_short(module, stmt.test)}", stmt.test,
-                     lambda: self.exec_block(self._suite(stmt.body), frame))
+        with _Arm(frame, BranchStep(id(stmt), 0, "loop", False, lambda: f"while {_short(module, stmt.test)}",
+                                    stmt.test)):
+            self.exec_block(self._suite(stmt.body), frame)
         if stmt.orelse is not None:
-            orelse = stmt.orelse
-            self._branch(frame, stmt, 1, "loop", False, "else of while", None,
-                         lambda: self.exec_block(self._suite(orelse.body), frame))
+            with _Arm(frame, BranchStep(id(stmt), 1, "loop", False, "else of while", None)):
+                self.exec_block(self._suite(stmt.orelse.body), frame)
 
     def _exec_try(self, stmt, frame: Frame) -> None:
-        self._branch(frame, stmt, 0, "try", False, "inside try", None,
-                     lambda: self.exec_block(self._suite(stmt.body), frame))
+        with _Arm(frame, BranchStep(id(stmt), 0, "try", False, "inside try", None)):
+            self.exec_block(self._suite(stmt.body), frame)
         for i, handler in enumerate(stmt.handlers):
-            def run_handler(h=handler):
-                if h.name is not None and isinstance(h.name.name, cst.Name):
-                    self.bind(h.name.name.value, UNKNOWN, frame)
-                self.exec_block(self._suite(h.body), frame)
-            self._branch(frame, stmt, i + 1, "except", False, "in except handler", None, run_handler)
+            with _Arm(frame, BranchStep(id(stmt), i + 1, "except", False, "in except handler", None)):
+                if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                    self.bind(handler.name.name.value, UNKNOWN, frame)
+                self.exec_block(self._suite(handler.body), frame)
         if stmt.orelse is not None:
-            self._branch(frame, stmt, 1000, "try", False, "in else of try", None,
-                         lambda: self.exec_block(self._suite(stmt.orelse.body), frame))
+            with _Arm(frame, BranchStep(id(stmt), 1000, "try", False, "in else of try", None)):
+                self.exec_block(self._suite(stmt.orelse.body), frame)
         if stmt.finalbody is not None:
             self.exec_block(self._suite(stmt.finalbody.body), frame)
 
@@ -120,8 +163,8 @@ class Statements(InterpreterBase):
 
     def _exec_match(self, stmt, frame: Frame) -> None:
         for i, case in enumerate(stmt.cases):
-            self._branch(frame, stmt, i, "if", False, "in match case", None,
-                         lambda c=case: self.exec_block(self._suite(c.body), frame))
+            with _Arm(frame, BranchStep(id(stmt), i, "if", False, "in match case", None)):
+                self.exec_block(self._suite(case.body), frame)
 
     def exec_class(self, stmt: cst.ClassDef, frame: Frame) -> None:
         cls = ClassRef(node=stmt, module=frame.module, qualname=stmt.name.value)
@@ -149,17 +192,6 @@ class Statements(InterpreterBase):
         for name, binding in class_locals.items():
             cls.attrs.setdefault(name, binding.sym)
 
-    def _branch(self, frame, node, arm, kind, has_else, description, test, run) -> None:
-        step = BranchStep(node_id=id(node), arm=arm, kind=kind, has_else=has_else, description=description, node=test)
-        frame.branches.append(step)
-        saved_returned = frame.returned
-        try:
-            run()
-        finally:
-            frame.branches.pop()
-            # a return inside a branch does not end the enclosing block
-            frame.returned = saved_returned
-
     def exec_if(self, stmt: cst.If, frame: Frame) -> None:
         if self._is_main_guard(stmt.test):
             self.exec_block(self._suite(stmt.body), frame)
@@ -171,19 +203,20 @@ class Statements(InterpreterBase):
             self.exec_block(self._suite(stmt.body), frame)
             return
         if verdict is not False:
-            self._branch(frame, stmt, 0, "if", has_else, lambda: f"if {_short(module, stmt.test)}", stmt.test,
-                         lambda: self.exec_block(self._suite(stmt.body), frame))
+            with _Arm(frame, BranchStep(id(stmt), 0, "if", has_else, lambda: f"if {_short(module, stmt.test)}",
+                                        stmt.test)):
+                self.exec_block(self._suite(stmt.body), frame)
         orelse = stmt.orelse
         if orelse is None:
             return
-        if isinstance(orelse, cst.If):
-            run = lambda: self.exec_if(orelse, frame)  # noqa: E731
-        else:
-            run = lambda: self.exec_block(self._suite(orelse.body), frame)  # noqa: E731
-        if verdict is False:
-            run()
-        else:
-            self._branch(frame, stmt, 1, "if", has_else, lambda: f"not ({_short(module, stmt.test)})", stmt.test, run)
+        # the else arm: a branch of its own, unless the test is known false (then it is the only way on)
+        with (contextlib.nullcontext() if verdict is False else
+              _Arm(frame, BranchStep(id(stmt), 1, "if", has_else, lambda: f"not ({_short(module, stmt.test)})",
+                                     stmt.test))):
+            if isinstance(orelse, cst.If):
+                self.exec_if(orelse, frame)
+            else:
+                self.exec_block(self._suite(orelse.body), frame)
 
     def _static_truth(self, test, frame) -> Optional[bool]:
         """The test's truth when the script decides it by itself: literals (``if True:``) and values
@@ -326,14 +359,12 @@ class Statements(InterpreterBase):
         def desc() -> str:
             return f"for {_short(module, stmt.target)} in {_short(module, stmt.iter)}"
 
-        def body():
+        with _Arm(frame, BranchStep(id(stmt), 0, "loop", False, desc, stmt.iter)):
             self.assign(stmt.target, UNKNOWN, frame)
             self.exec_block(self._suite(stmt.body), frame)
-
-        self._branch(frame, stmt, 0, "loop", False, desc, stmt.iter, body)
         if stmt.orelse is not None:
-            self._branch(frame, stmt, 1, "loop", False, "else of for", None,
-                         lambda: self.exec_block(self._suite(stmt.orelse.body), frame))
+            with _Arm(frame, BranchStep(id(stmt), 1, "loop", False, "else of for", None)):
+                self.exec_block(self._suite(stmt.orelse.body), frame)
 
     def _exec_assign(self, small: cst.Assign, line: cst.SimpleStatementLine, frame: Frame) -> None:
         value = self.eval(small.value, frame)
