@@ -312,23 +312,23 @@ def nesting_estimate(text: str) -> NestingEstimate:
 
 
 def parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iterable[int] | None = None,
-                 skip: Collection[int] = ()) -> Module | SyntaxProblem:
+                 skip: Collection[int] = (), lazy_bodies: bool = False) -> Module | SyntaxProblem:
     """Parse ``source.text``; every failure (never an exception) is a :class:`SyntaxProblem`.
 
     ``tree``, ``keep``, ``skip``: CPython's ast of the text when the caller has it, and the part of it to
-    build (:func:`npu_audit.syntax.parse_module`).
+    build; ``lazy_bodies``: function bodies built when first read (:func:`npu_audit.syntax.parse_module`).
 
     Positions are exact (1-based lines, character columns of ``source.text``); fixes edit the original
     text at those positions.
     """
     try:
-        return _parse_module(source, tree, keep, skip)
+        return _parse_module(source, tree, keep, skip, lazy_bodies)
     except Exception as exc:  # a defect in the guards must not stop the run
         return _problem(source, f"could not parse: {type(exc).__name__}: {_one_line(str(exc))}", 1, 1, REPORT_IT)
 
 
 def _parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iterable[int] | None = None,
-                  skip: Collection[int] = ()) -> Module | SyntaxProblem:
+                  skip: Collection[int] = (), lazy_bodies: bool = False) -> Module | SyntaxProblem:
     from npu_audit import syntax
 
     text = source.text
@@ -352,7 +352,7 @@ def _parse_module(source: SourceText, tree: ast.Module | None = None, keep: Iter
                                 "deeply nested); skipped", 1, 1, _GENERATED)
     budget = _visitable_depth()
     try:
-        return syntax.parse_module(text, tree, keep, skip, max_depth=budget)
+        return syntax.parse_module(text, tree, keep, skip, max_depth=budget, lazy_bodies=lazy_bodies)
     except syntax.TooDeep as deep:
         return _problem(
             source,

@@ -232,3 +232,66 @@ def test_python_walk_visits_what_ast_walk_does_in_the_same_order_without_load_an
         tree = ast.parse(text)
         expected = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
         assert list(syntax.python_walk(tree)) == expected and len(expected) > 200
+
+
+LAZY_SOURCE = '''\
+import tensorflow as tf
+
+
+class Trainer(object):
+    def __init__(self, mode):
+        self.mode = mode
+
+    def config(self):
+        config = tf.ConfigProto()
+        if self.mode:
+            config.allow_soft_placement = True
+        return config
+
+
+def build(x): return x
+
+
+def nested(depth):
+    def inner():
+        return depth
+    return inner
+'''
+
+
+def _defs(body: list) -> list:
+    """The functions of ``body`` and the methods of its classes, in the order of the text."""
+    out = []
+    for node in body:
+        if isinstance(node, syntax.FunctionDef):
+            out.append(node)
+        elif isinstance(node, syntax.ClassDef):
+            out.extend(_defs(node.body.body))
+    return out
+
+
+def test_lazy_function_bodies_are_built_when_read_and_equal_eager_ones():
+    """A helper module's function bodies are built when the interpreter first enters one (most are never
+    entered): until then nothing is built; once read, a body is what building it at once gives."""
+    lazy = syntax.parse_module(LAZY_SOURCE, lazy_bodies=True)
+    eager = syntax.parse_module(LAZY_SOURCE)
+    lazy_defs, eager_defs = _defs(lazy.body), _defs(eager.body)
+    assert [d.name.value for d in lazy_defs] == ["__init__", "config", "build", "nested"]
+    waiting = [d for d in lazy_defs if isinstance(d.body, syntax.nodes.LazyIndentedBlock)]
+    assert [d.name.value for d in waiting] == ["__init__", "config", "nested"]  # (build's body is on its line)
+    assert all(d.body._built is None for d in waiting)
+    for got, want in zip(lazy_defs, eager_defs):
+        assert syntax.range_of(got.body) == syntax.range_of(want.body)
+        assert [syntax.code_of(s) for s in got.body.body] == [syntax.code_of(s) for s in want.body.body]
+        assert [syntax.range_of(s) for s in got.body.body] == [syntax.range_of(s) for s in want.body.body]
+    built = waiting[1].body.body
+    assert waiting[1].body.body is built  # (built once)
+
+
+def test_a_lazy_body_too_deep_to_build_raises_recursion_error_when_read():
+    text = "def deep():\n" + "".join("    " * (i + 1) + "if x:\n" for i in range(40)) + "    " * 41 + "y = 1\n"
+    with pytest.raises(syntax.TooDeep):
+        syntax.parse_module(text, max_depth=30)
+    (fn,) = syntax.parse_module(text, max_depth=30, lazy_bodies=True).body
+    with pytest.raises(RecursionError):
+        fn.body.body

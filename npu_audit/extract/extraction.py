@@ -176,7 +176,8 @@ class _HelperModule:
         from npu_audit.parse import SyntaxProblem, parse_module
 
         if keep not in self._parts:
-            module = parse_module(self.source, tree=self._helper.tree, keep=keep)
+            # (function bodies built when the interpreter first enters them: most of a helper's never are)
+            module = parse_module(self.source, tree=self._helper.tree, keep=keep, lazy_bodies=True)
             self._parts[keep] = None if isinstance(module, SyntaxProblem) else module
         return self._parts[keep]
 

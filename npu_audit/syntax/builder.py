@@ -66,6 +66,7 @@ from npu_audit.syntax.nodes import (
     IndentedBlock,
     Index,
     Integer,
+    LazyIndentedBlock,
     List,
     Match,
     MatchCase,
@@ -143,8 +144,10 @@ _FSTRING_FIELDS_PLACED = sys.version_info >= (3, 10)  # (3.9 misplaces the field
 
 
 class _Builder:
-    def __init__(self, source: Source, skip: frozenset[int] = frozenset(), max_depth: Optional[int] = None):
+    def __init__(self, source: Source, skip: frozenset[int] = frozenset(), max_depth: Optional[int] = None,
+                 lazy_bodies: bool = False):
         self.src = source
+        self.lazy_bodies = lazy_bodies  # function bodies built when first read (LazyIndentedBlock)
         self.skip = skip  # ids of the ast statements left out
         self.depth = 0  # how deep the node being built is (TooDeep past max_depth)
         self.max_depth = max_depth if max_depth is not None else sys.maxsize
@@ -252,6 +255,31 @@ class _Builder:
         suite._src = self.src
         return suite
 
+    def lazy_suite(self, stmts: list) -> Suite:
+        """:meth:`suite`, its statements built when first read when they sit below the header (a
+        :class:`LazyIndentedBlock`), at the depth they would have been built at now."""
+        first = stmts[0]
+        if self.src.line(first.lineno).encode("utf-8", "surrogatepass")[: first.col_offset].strip():
+            return self.suite(stmts)  # (`def f(): return x`: one line, built now)
+        depth = self.depth
+
+        def make() -> list:
+            outer = self.depth
+            self.depth = depth
+            try:
+                return self.block(stmts)
+            except TooDeep as deep:
+                raise RecursionError(str(deep)) from deep
+            finally:
+                self.depth = outer
+
+        suite = LazyIndentedBlock()
+        suite._make = make
+        last = stmts[-1]
+        suite._pos = (first.lineno, first.col_offset, last.end_lineno, last.end_col_offset)
+        suite._src = self.src
+        return suite
+
     def small(self, stmt: ast.stmt) -> CSTNode:
         handler = _SMALL.get(type(stmt))
         node = handler(self, stmt) if handler is not None else Other(type(stmt).__name__)
@@ -327,7 +355,8 @@ class _Builder:
         parameters = Parameters(plain, posonly, kwonly, star, kwargs)
         if len(params) == 1 and not kwonly and star is None and kwargs is None:
             params[0].name._outer = 1  # (the parentheses of `def f(x)` are the definition's)
-        node = FunctionDef(self.def_name(stmt, "def"), parameters, self.suite(stmt.body),
+        body = self.lazy_suite(stmt.body) if self.lazy_bodies else self.suite(stmt.body)
+        node = FunctionDef(self.def_name(stmt, "def"), parameters, body,
                            [self.decorator(d) for d in stmt.decorator_list], isinstance(stmt, ast.AsyncFunctionDef))
         return self.at(node, stmt)
 

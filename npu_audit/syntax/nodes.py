@@ -13,6 +13,7 @@ Each class's ``__init__`` is written out for its fields and compiled once, at im
 from __future__ import annotations
 
 import ast
+import threading
 from functools import cache
 from typing import Any, Optional, Union
 
@@ -117,6 +118,33 @@ class IndentedBlock(CSTNode):
     body: list
 
 
+class LazyIndentedBlock(IndentedBlock):
+    """An indented block whose statements are built when first read: the body of a function of a helper
+    module (most of those are never entered). ``_make`` builds the statements; a body too deep to build
+    raises RecursionError when read, as reading a too deep body does. Built once, also when threads (the
+    language server's) read it together."""
+
+    __slots__ = ("_make", "_built")
+    _make: Any  # Optional[Callable[[], list]]
+    _built: Optional[list]
+
+    @property
+    def body(self) -> list:
+        built = self._built
+        if built is None:
+            with _BUILDING:
+                built = self._built
+                if built is None:
+                    built = self._built = self._make()
+                    self._make = None
+        return built
+
+    @body.setter
+    def body(self, value: Optional[list]) -> None:
+        self._built = value
+
+
+_BUILDING = threading.RLock()
 Suite = Union[IndentedBlock, SimpleStatementSuite]
 
 

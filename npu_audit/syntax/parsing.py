@@ -24,7 +24,7 @@ class Unparsable(Exception):
 
 
 def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[Iterable[int]] = None,
-                 skip: Collection[int] = (), max_depth: Optional[int] = None) -> Module:
+                 skip: Collection[int] = (), max_depth: Optional[int] = None, lazy_bodies: bool = False) -> Module:
     """The tree of ``text`` (``tree``: CPython's ast of it, when the caller has it). Raises
     :class:`Unparsable` when CPython rejects the text and RecursionError on trees too deep to convert.
 
@@ -36,7 +36,11 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
     ``max_depth``: raise :class:`TooDeep` rather than build a tree deeper than that (counting nested
     expressions, nested blocks, ``elif`` branches and the links of the chains built as nested nodes:
     ``a and b and c``, implicit string concatenations, dotted names); checked as the tree is built, so it
-    costs next to nothing, and only the statements built count."""
+    costs next to nothing, and only the statements built count.
+
+    ``lazy_bodies``: function bodies are built when first read (:class:`~npu_audit.syntax.nodes.
+    LazyIndentedBlock`; a helper module's, most of which are never entered); one too deep to build
+    raises RecursionError then."""
     if tree is None:
         try:
             with warnings.catch_warnings():
@@ -45,7 +49,7 @@ def parse_module(text: str, tree: Optional[ast.Module] = None, keep: Optional[It
         except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
             raise Unparsable(exc) from exc
     source = _source_of(text)
-    builder = _Builder(source, frozenset(skip), max_depth)
+    builder = _Builder(source, frozenset(skip), max_depth, lazy_bodies)
     body = tree.body
     if keep is not None:
         wanted = set(keep)
