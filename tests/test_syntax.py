@@ -294,4 +294,4 @@ def test_a_lazy_body_too_deep_to_build_raises_recursion_error_when_read():
         syntax.parse_module(text, max_depth=30)
     (fn,) = syntax.parse_module(text, max_depth=30, lazy_bodies=True).body
     with pytest.raises(RecursionError):
-        fn.body.body
+        _ = fn.body.body

@@ -98,7 +98,7 @@ from npu_audit.syntax.nodes import (
     _own_span,
     _prefix,
 )
-from npu_audit.syntax.source import Source, _closing, _inside
+from npu_audit.syntax.source import Source, _between, _closing, _inside, _relocated
 from npu_audit.text import LINE_BREAK
 
 
@@ -733,32 +733,6 @@ class _Builder:
 def _after(a: Any, b: Any) -> bool:
     """Whether node ``a`` starts after node ``b``."""
     return (a.lineno, a.col_offset) > (b.lineno, b.col_offset)
-
-
-def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
-    """The text between two tokenize positions (rows 1-based) of the text split into ``lines``."""
-    if start[0] == end[0]:
-        return lines[start[0] - 1][start[1]: end[1]]
-    middle = lines[start[0]: end[0] - 1]
-    return "\n".join([lines[start[0] - 1][start[1]:], *middle, lines[end[0] - 1][: end[1]]])
-
-
-
-def _relocated(tree: ast.JoinedStr, start: tuple[int, int]) -> list:
-    """The values of an f-string parsed on its own, with the positions of its fields moved to where the
-    f-string starts in the file (``start``: line, byte column)."""
-    line, col = start
-    node: Any
-    for node in ast.walk(tree):
-        if hasattr(node, "lineno") and node is not tree:
-            if node.lineno == 1:
-                node.col_offset += col
-            if getattr(node, "end_lineno", None) == 1:
-                node.end_col_offset += col
-            node.lineno += line - 1
-            if getattr(node, "end_lineno", None) is not None:
-                node.end_lineno += line - 1
-    return tree.values
 
 
 _COMPOUND: dict[type, Any] = {

@@ -3,15 +3,17 @@
 :class:`Source` holds the text, its line starts and the conversion of CPython's UTF-8 byte columns to
 character columns (done only for the nodes asked about). The scanners below read the text around a
 node: the brackets, parentheses, comments and line continuations that are not nodes of the tree but
-decide a node's source text and range (:mod:`npu_audit.syntax.nodes`).
+decide a node's source text and range (:mod:`npu_audit.syntax.nodes`); :func:`_between` and
+:func:`_relocated` place the fields of an f-string read on its own.
 """
 
 from __future__ import annotations
 
+import ast
 import tokenize
 from bisect import bisect_right
 from io import StringIO
-from typing import Optional
+from typing import Any, Optional
 
 from npu_audit.text import LINE_BREAK, line_starts
 
@@ -222,3 +224,29 @@ def _parens_after(text: str, end: int) -> list[int]:
             break
         i += 1
     return out
+
+
+def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text between two tokenize positions (rows 1-based) of the text split into ``lines``."""
+    if start[0] == end[0]:
+        return lines[start[0] - 1][start[1]: end[1]]
+    middle = lines[start[0]: end[0] - 1]
+    return "\n".join([lines[start[0] - 1][start[1]:], *middle, lines[end[0] - 1][: end[1]]])
+
+
+
+def _relocated(tree: ast.JoinedStr, start: tuple[int, int]) -> list:
+    """The values of an f-string parsed on its own, with the positions of its fields moved to where the
+    f-string starts in the file (``start``: line, byte column)."""
+    line, col = start
+    node: Any
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno") and node is not tree:
+            if node.lineno == 1:
+                node.col_offset += col
+            if getattr(node, "end_lineno", None) == 1:
+                node.end_col_offset += col
+            node.lineno += line - 1
+            if getattr(node, "end_lineno", None) is not None:
+                node.end_lineno += line - 1
+    return tree.values
