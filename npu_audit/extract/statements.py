@@ -74,7 +74,7 @@ class Statements(InterpreterBase):
     def exec_block(self, body, frame: Frame) -> None:
         """Read the statements ``body`` in ``frame`` until one returns. Each statement is read with
         ``frame.stmts`` extended by it; ``frame.stmts`` is as it was when the block started once the
-        block ends, also when a statement raises. The dispatch of :meth:`exec_stmt` and of a simple
+        block ends, also when a statement raises. The dispatch of a statement and of a simple
         statement line is written out here, so that reading a statement costs one Python call (its
         handler) and deep reads keep the stack short."""
         outer = frame.stmts
@@ -105,24 +105,9 @@ class Statements(InterpreterBase):
         return []
 
     def exec_stmt(self, stmt: cst.CSTNode, frame: Frame) -> None:
-        """Read one statement in ``frame`` (whether the frame has returned is the caller's concern), with
-        ``frame.stmts`` extended by it while it is read."""
-        outer = frame.stmts
-        frame.stmts = outer + (stmt,)
-        try:
-            handler = _STATEMENTS.get(type(stmt))
-            if handler is not None:
-                handler(self, stmt, frame)
-        finally:
-            frame.stmts = outer
-
-    def _exec_line(self, stmt: cst.SimpleStatementLine, frame: Frame) -> None:
-        for small in stmt.body:
-            handler = _SMALL_STATEMENTS.get(type(small))
-            if handler is not None:
-                handler(self, small, stmt, frame)
-            if frame.returned:
-                return
+        """Read one statement in ``frame`` (a module's or a class body's, which never returns), with
+        ``frame.stmts`` extended by it while it is read: :meth:`exec_block` of that one statement."""
+        self.exec_block((stmt,), frame)
 
     def _exec_while(self, stmt: cst.While, frame: Frame) -> None:
         module = frame.module  # (not the frame: a binding's branch steps, kept in the frame, hold the description)
@@ -517,7 +502,6 @@ _MIRRORED = {"Equal": "Equal", "NotEqual": "NotEqual", "LessThan": "GreaterThan"
              "LessThanEqual": "GreaterThanEqual", "GreaterThanEqual": "LessThanEqual", "Is": "Is", "IsNot": "IsNot"}
 
 _STATEMENTS: dict[type, Callable[[Statements, Any, Frame], None]] = {
-    cst.SimpleStatementLine: Statements._exec_line,
     cst.If: Statements.exec_if,
     cst.For: Statements.exec_for,
     cst.While: Statements._exec_while,
