@@ -238,7 +238,9 @@ class _Builder:
         rest = line.encode("utf-8", "surrogatepass")[previous.end_col_offset or 0:].decode("utf-8", "replace").strip()
         return rest.startswith(";") and rest.endswith("\\")
 
-    def suite(self, stmts: list) -> Suite:
+    def suite(self, stmts: list, lazy: bool = False) -> Suite:
+        """The block of ``stmts``; with ``lazy``, an indented block's statements are built when first read
+        (a :class:`LazyIndentedBlock`: the body of a helper's function)."""
         first = stmts[0]
         before = self.src.line(first.lineno).encode("utf-8", "surrogatepass")[: first.col_offset]
         if before.strip():  # written on the header's line: `if x: y = 1`
@@ -248,6 +250,8 @@ class _Builder:
                     continue
                 smalls.append(self.small(stmt) if type(stmt) not in _COMPOUND else _COMPOUND[type(stmt)](self, stmt))
             suite: Suite = SimpleStatementSuite(smalls)
+        elif lazy:
+            suite = self._lazy_block(stmts)
         else:
             suite = IndentedBlock(self.block(stmts))
         last = stmts[-1]
@@ -255,12 +259,9 @@ class _Builder:
         suite._src = self.src
         return suite
 
-    def lazy_suite(self, stmts: list) -> Suite:
-        """:meth:`suite`, its statements built when first read when they sit below the header (a
-        :class:`LazyIndentedBlock`), at the depth they would have been built at now."""
-        first = stmts[0]
-        if self.src.line(first.lineno).encode("utf-8", "surrogatepass")[: first.col_offset].strip():
-            return self.suite(stmts)  # (`def f(): return x`: one line, built now)
+    def _lazy_block(self, stmts: list) -> LazyIndentedBlock:
+        """An indented block whose statements are built, at the depth they would be built at now, when it is
+        first read; one too deep to build raises RecursionError then."""
         depth = self.depth
 
         def make() -> list:
@@ -273,12 +274,9 @@ class _Builder:
             finally:
                 self.depth = outer
 
-        suite = LazyIndentedBlock()
-        suite._make = make
-        last = stmts[-1]
-        suite._pos = (first.lineno, first.col_offset, last.end_lineno, last.end_col_offset)
-        suite._src = self.src
-        return suite
+        block = LazyIndentedBlock()
+        block._make = make
+        return block
 
     def small(self, stmt: ast.stmt) -> CSTNode:
         handler = _SMALL.get(type(stmt))
@@ -355,8 +353,7 @@ class _Builder:
         parameters = Parameters(plain, posonly, kwonly, star, kwargs)
         if len(params) == 1 and not kwonly and star is None and kwargs is None:
             params[0].name._outer = 1  # (the parentheses of `def f(x)` are the definition's)
-        body = self.lazy_suite(stmt.body) if self.lazy_bodies else self.suite(stmt.body)
-        node = FunctionDef(self.def_name(stmt, "def"), parameters, body,
+        node = FunctionDef(self.def_name(stmt, "def"), parameters, self.suite(stmt.body, self.lazy_bodies),
                            [self.decorator(d) for d in stmt.decorator_list], isinstance(stmt, ast.AsyncFunctionDef))
         return self.at(node, stmt)
 
