@@ -35,7 +35,7 @@ def main() -> None:
     args = ap.parse_args()
     with open(args.file_list, encoding="utf-8") as handle:
         paths = [line.strip() for line in handle if line.strip()]
-    lines = kept_lines = code = kept_code = statements = kept = files = unsliced = 0
+    lines = kept_lines = code = kept_code = statements = kept = read = files = unsliced = 0
     slice_s = ast_s = parse_whole = parse_part = 0.0
     for rel in paths:
         source = read_source(__import__("pathlib").Path(os.path.join(args.root, rel)), rel)
@@ -63,6 +63,7 @@ def main() -> None:
         kept_code += sum(1 for old, new in zip(split_lines_keepends(source.text), split_lines_keepends(result.text))
                          if new == old and _code_lines(old))
         statements += result.statements
+        read += result.read
         kept += result.kept
         if args.parse:
             import libcst
@@ -80,7 +81,8 @@ def main() -> None:
     print(f"files: {files} ({unsliced} without an ast: analysed whole)")
     print(f"lines: {lines:,}; kept {kept_lines:,} ({100 * kept_lines / max(lines, 1):.1f}%)")
     print(f"code lines: {code:,}; kept {kept_code:,} ({100 * kept_code / max(code, 1):.1f}%)")
-    print(f"statements (sliced files): {statements:,}; kept {kept:,} ({100 * kept / max(statements, 1):.1f}%)")
+    print(f"statements (sliced files): {statements:,}; kept {kept:,} ({100 * kept / max(statements, 1):.1f}%); "
+          f"read {read:,} ({100 * read / max(statements, 1):.1f}%: the others sit in definitions nothing asked about)")
     print(f"CPython ast: {ast_s:.2f} s; slice: {slice_s:.2f} s")
     if args.parse:
         print(f"libcst parse: whole {parse_whole:.2f} s, sliced {parse_part:.2f} s")

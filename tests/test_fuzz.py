@@ -244,6 +244,9 @@ def _check_slice_of(text: str) -> None:
         except Exception:
             libcst_reads = False
         result = slice_text(source, source_tree)
+        if result is not None:  # (definitions read on demand: the same slice as reading every statement first)
+            eager = slice_text(source, source_tree, lazy=False)
+            assert eager is not None and eager.text == result.text
         helper = HelperText(source, source_tree)
         cases = []  # (text with stand-ins, the tree built without parsing it)
         first = helper.first_part()

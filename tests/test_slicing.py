@@ -427,6 +427,69 @@ def test_a_helper_of_another_module_of_the_tree_is_kept(tmp_path, monkeypatch):
     assert "log('started')" not in lines  # (no slice_text reach given: nothing of the tree reaches)
 
 
+LAZY_SCRIPT = (
+    "import tensorflow as tf\n"
+    "OPTIONS = []\n"
+    "def default_mode():\n"
+    "    return 'allow_mix_precision'\n"
+    "def register():\n"
+    "    OPTIONS.append('fusion.cfg')\n"
+    "class Settings(object):\n"
+    "    def __init__(self):\n"
+    "        self.mode = 'high_precision'\n"
+    "class Model(object):\n"
+    "    def __init__(self, units):\n"
+    "        self.units = units\n"
+    "        self.layers = [tf.layers.Dense(units) for _ in range(3)]\n"
+    "    def call(self, x):\n"
+    "        for layer in self.layers:\n"
+    "            x = layer(x)\n"
+    "        return x\n"
+    "def preprocess(images):\n"
+    "    return images / 255.0\n"
+    "register()\n"
+    "settings = Settings()\n"
+    "config = tf.ConfigProto()\n"
+    "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+    "custom_op.name = 'NpuOptimizer'\n"
+    "custom_op.parameter_map['precision_mode'].s = tf.compat.as_bytes(default_mode())\n"
+    "custom_op.parameter_map['op_select_implmode'].s = tf.compat.as_bytes(settings.mode)\n"
+    "custom_op.parameter_map['fusion_switch_file'].s = tf.compat.as_bytes(OPTIONS[0])\n"
+    "model = Model(10)\n"
+    "print(model.call(preprocess(1)))\n"
+)
+
+
+def test_definitions_nothing_asks_about_are_not_read_and_the_slice_is_the_same():
+    lazy = slice_text(LAZY_SCRIPT, python_ast(LAZY_SCRIPT))
+    eager = slice_text(LAZY_SCRIPT, python_ast(LAZY_SCRIPT), lazy=False)
+    assert lazy is not None and eager is not None
+    assert lazy.text == eager.text
+    assert eager.read == eager.statements
+    # the model class and the input function are never read: 10 of the file's 29 statements
+    assert lazy.read == lazy.statements - 10
+    lines = kept_lines(LAZY_SCRIPT, lazy.text)
+    # read because the kept statements ask: what changes OPTIONS, what default_mode returns, what stores .mode
+    for line in ("OPTIONS.append('fusion.cfg')", "register()", "return 'allow_mix_precision'",
+                 "self.mode = 'high_precision'", "settings = Settings()"):
+        assert line in lines
+    assert not any("layers" in line or "255.0" in line for line in lines)
+
+
+def test_reading_definitions_on_demand_gives_the_same_slice_on_every_fixture():
+    paths = fixture_files() + sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
+    compared = 0
+    for path in paths:
+        text = path.read_bytes().decode("utf-8", "replace")  # (a fixture of an encoding problem is not UTF-8)
+        tree = python_ast(text)
+        lazy, eager = slice_text(text, tree), slice_text(text, tree, lazy=False)
+        if eager is None:
+            continue
+        assert lazy is not None and lazy.text == eager.text, path
+        compared += 1
+    assert compared > 50
+
+
 def fixture_files() -> list[Path]:
     return sorted(p for folder in ("checks", "extract", "fix") for p in (FIXTURES / folder).glob("*.py")
                   if not p.name.endswith(".fixed.py"))

@@ -12,7 +12,13 @@ from typing import Optional
 
 from npu_audit.slicing.fixpoint import _Slicer
 from npu_audit.slicing.reach import Exports, Reaches, _imports
-from npu_audit.slicing.seeds import CONSUMERS, DEFINITION_CALLS, HANDLED_METHODS, SEED_IDENTIFIERS
+from npu_audit.slicing.seeds import (
+    CONSUMERS,
+    DEFINITION_CALLS,
+    HANDLED_METHODS,
+    SEED_IDENTIFIERS,
+    _statements,
+)
 from npu_audit.slicing.units import _Builder, _Unit
 from npu_audit.text import source_lines
 
@@ -36,6 +42,7 @@ class SliceResult:
     statements: int  # statements (at any depth)
     kept: int  # statements kept
     kept_besides_imports: int = 0  # statements kept other than imports: 0 when nothing can reach NPU code
+    read: int = 0  # statements read (units built): a module-level definition nothing asks about is not read
     dropped: frozenset[int] = frozenset()  # id() of the dropped statements of the ast (npu_audit.syntax builds without them)
 
 
@@ -68,7 +75,8 @@ def stand_in(out: list[str], first: int, last: int) -> int:
 
 def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str] = (),
                reaches: Optional[Reaches] = None, exports: Optional[Exports] = None,
-               modelled: Optional[Iterable[str]] = None, sessions: Iterable[str] = ()) -> Optional[SliceResult]:
+               modelled: Optional[Iterable[str]] = None, sessions: Iterable[str] = (),
+               lazy: bool = True) -> Optional[SliceResult]:
     """The slice of ``text`` (whose CPython ``ast`` is ``tree``), or None when there is no ``ast``
     (the whole text is analysed then). ``identifiers``: more API names that make a statement a seed.
     ``reaches(dotted, level)``: whether the module an import names is a file of the analysed tree
@@ -79,7 +87,9 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     import names a file of the tree (:meth:`TreeReach.in_tree`), the call-free arguments of other calls
     through imports from outside the tree are not needed (they cannot change the unknown value such a call
     gives). ``sessions``: the names of the calls that open a session (rules/tf_api.toml, kind "session"): a
-    name bound to what they give is not followed forward."""
+    name bound to what they give is not followed forward. ``lazy``: a module-level definition is read only
+    when the fixed point asks about a word it holds (:class:`~npu_audit.slicing.units._Builder`); False reads
+    every statement first (the same slice, for comparisons)."""
     if tree is None:
         return None
     lines = source_lines(text)
@@ -87,7 +97,7 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     aliases, helpers, star = _imports(tree, names, reaches, exports)
     in_tree = getattr(reaches, "in_tree", None) if modelled is not None else None
     known = frozenset(modelled or ()) | HANDLED_METHODS | CONSUMERS | DEFINITION_CALLS | names
-    builder = _Builder(tree, lines, names | aliases, helpers, star, in_tree, known, frozenset(sessions))
+    builder = _Builder(tree, lines, names | aliases, helpers, star, in_tree, known, frozenset(sessions), lazy)
     slicer = _Slicer(builder)
     slicer.run()
     out = list(lines)
@@ -107,9 +117,11 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
                 todo.extend(u.blocks)
     kept = [u for u in builder.units if u.level >= 0]
     besides = sum(1 for u in kept if not isinstance(u.node, (ast.Import, ast.ImportFrom)))
-    dropped = frozenset(id(u.node) for u in builder.units if u.level < 0)
-    for u in builder.units:  # (units and scopes point at each other: unlinked, they are freed at once
+    asleep = builder.sleeping()  # (definitions never read: dropped whole)
+    dropped = frozenset([id(u.node) for u in builder.units if u.level < 0] + [id(u.node) for u in asleep])
+    statements = len(builder.units) + sum(1 + sum(1 for _ in _statements(u.node.body)) for u in asleep)  # type: ignore[attr-defined]
+    for u in builder.units + asleep:  # (units and scopes point at each other: unlinked, they are freed at once
         u.parent = u.scope = u.body_scope = None  # rather than left to the cycle collector)
         u.blocks = u.glue = []
-    return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=len(builder.units),
-                       kept=len(kept), kept_besides_imports=besides, dropped=dropped)
+    return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=statements,
+                       kept=len(kept), kept_besides_imports=besides, read=len(builder.units), dropped=dropped)

@@ -10,7 +10,7 @@ from collections import deque
 from typing import Callable, Optional
 
 from npu_audit.slicing.seeds import _FUNCS
-from npu_audit.slicing.units import _Builder, _Scope, _Unit
+from npu_audit.slicing.units import DEFINES, MENTIONS, WRITES, _Builder, _Scope, _Unit
 
 
 class _Slicer:
@@ -49,7 +49,7 @@ class _Slicer:
         self.instances: set[tuple[int, str]] = set()  # names bound to what a helper of another module returned
         self.self_passers: dict[int, list[_Unit]] = {}  # class statement -> its methods' statements passing self
         self._scopes: dict[int, _Scope] = {id(self.module): self.module}
-        self._index()
+        self._index(b.units)
 
     # -- indices ---------------------------------------------------------------------------------
 
@@ -70,13 +70,30 @@ class _Slicer:
         tree bind."""
         if self.resolve(scope, name) is not self.module:
             return False
+        self._wake(name, WRITES)
         binders = self.binders.get((id(self.module), name))
         return bool(binders) and all(b.external is not None and name in b.external for b in binders)
 
     def _bind_scope(self, unit: _Unit, name: str) -> _Scope:
         return self.module if name in unit.scope.globals else unit.scope
 
-    def _index(self) -> None:
+    def _wake(self, word: str, kind: int = MENTIONS) -> None:
+        """Before the statements indexed under ``word`` for a ``kind`` of question are looked up: read the
+        definitions asleep listed so (:meth:`_Builder.wake`), index their units and start them as
+        :meth:`run` starts the others. A definition is listed under every word a unit of it could be
+        indexed under for that kind, so one woken later adds nothing under a word already asked about."""
+        if word in self.b.asleep[kind]:
+            units = self.b.wake(word, kind)
+            self._index(units)
+            self._start(units)
+
+    def _wake_module_name(self, scope: _Scope, name: str, kind: int) -> None:
+        """:meth:`_wake` for a name that resolves to the module (definitions asleep are module-level: no
+        other scope of theirs exists yet)."""
+        if scope is self.module:
+            self._wake(name, kind)
+
+    def _index(self, units: list[_Unit]) -> None:
         # (locals and one resolution per scope and name: this loop visits every statement of the file)
         resolved: dict[tuple[int, str], Optional[_Scope]] = {}
         resolve = self.resolve
@@ -85,7 +102,7 @@ class _Slicer:
         mention_sites, call_sites, class_binders = self.mention_sites, self.call_sites, self.class_binders
         def_names = self.b.def_names
         module = self.module
-        for u in self.b.units:
+        for u in units:
             scope = u.scope
             sid = id(scope)
             if u.body_scope is not None:
@@ -134,8 +151,15 @@ class _Slicer:
     # -- the fixed point -------------------------------------------------------------------------
 
     def run(self) -> None:
+        self._start(self.b.units)
+        while self.tasks:
+            fn, args = self.tasks.popleft()
+            fn(*args)
+
+    def _start(self, units: list[_Unit]) -> None:
+        """The tasks ``units`` start the fixed point with: seeds, module-level imports."""
         push = self.tasks.append
-        for u in self.b.units:
+        for u in units:
             if u.star_calls and u.seed is None and any(self.resolve(u.scope, n) is None for n in u.star_calls):
                 u.seed = "config"
             if isinstance(u.node, (ast.Import, ast.ImportFrom)) and u.scope is self.module:
@@ -147,9 +171,6 @@ class _Slicer:
                 if u.helper_call:
                     for name in u.binds:
                         push((self.instance, (self._bind_scope(u, name), name)))
-        while self.tasks:
-            fn, args = self.tasks.popleft()
-            fn(*args)
 
     def keep(self, u: _Unit, level: int) -> None:
         old = u.level
@@ -188,11 +209,13 @@ class _Slicer:
         push = self.tasks.append
         push((self.keep, (d, 2)))
         name = d.node.name  # type: ignore[attr-defined]
+        self._wake(name)
         for site in self.mention_sites.get(name, ()):
             if site is not d:
                 push((self.keep, (site, 1)))
                 if site.alias_of == name:  # ``f = self.setup``: the calls of ``f`` call it too
                     for alias in site.binds:
+                        self._wake(alias)
                         for call in self.name_call_sites.get(alias, ()):
                             push((self.keep, (call, 1)))
         scope = d.body_scope
@@ -213,6 +236,7 @@ class _Slicer:
         if key in self.needed:
             return
         self.needed.add(key)
+        self._wake_module_name(target, name, WRITES)
         if key not in self.needed_as_base:
             self._need_binding(key)
         for u in self.attr_mutators.get(key, ()):
@@ -229,6 +253,7 @@ class _Slicer:
         if key in self.needed or key in self.needed_as_base:
             return
         self.needed_as_base.add(key)
+        self._wake_module_name(target, name, WRITES)
         self._need_binding(key)
 
     def _need_binding(self, key: tuple[int, str]) -> None:
@@ -244,11 +269,13 @@ class _Slicer:
         if attr in self.needed_attrs:
             return
         self.needed_attrs.add(attr)
+        self._wake(attr, WRITES)
         for table in self.attr_definers:
             for u in table.get(attr, ()):
                 self.tasks.append((self.keep, (u, 2)))
 
     def need_returns(self, name: str) -> None:
+        self._wake(name, DEFINES)
         for d in self.defs.get(name, ()):
             if id(d) in self.returns_needed or d.body_scope is None or d.body_scope.kind != "function":
                 continue
@@ -279,6 +306,7 @@ class _Slicer:
     def _pending(self, u: _Unit, callee: str, slot: tuple, names: set[str], attrs: set[str],
                  bases: set[tuple[str, str]]) -> None:
         """Arguments of a kept call of helper ``callee``: needed when the helper reads the parameter."""
+        self._wake(callee, DEFINES)
         for d in self.defs.get(callee, ()):
             param = self._params_for(d, slot)
             target = d.body_scope
@@ -316,6 +344,7 @@ class _Slicer:
         partly: dict[str, bool] = {}
         for name, attr in bases:
             if name not in whole:
+                self._wake(attr, WRITES)
                 partly[name] = partly.get(name, True) and attr not in methods and any(
                     attr in table for table in known)
         push = self.tasks.append
@@ -333,14 +362,17 @@ class _Slicer:
             self.tasks.append((self.taint_use, (u,)))
 
     def taint(self, scope: _Scope, name: str) -> None:
+        self._wake_module_name(scope, name, MENTIONS)
         self._spread(self.tainted, (id(scope), name), self.readers)
 
     def instance(self, scope: _Scope, name: str) -> None:
         """``name`` holds what a helper of another module returned (an object of a class the
         interpreter reads): calling its methods is a use (``trainer.build_graph()``)."""
+        self._wake_module_name(scope, name, MENTIONS)
         self._spread(self.instances, (id(scope), name), self.receiver_readers)
 
     def taint_attr(self, attr: str) -> None:
+        self._wake(attr)
         self._spread(self.tainted_attrs, attr, self.attr_readers)
 
     def taint_use(self, u: _Unit) -> None:
@@ -363,6 +395,7 @@ class _Slicer:
         for callee, slot, names, attrs, bases in u.pending:
             if not self._carries(u, names.union(base for base, _attr in bases), attrs):
                 continue
+            self._wake(callee, DEFINES)
             for d in self.defs.get(callee, ()):
                 param = self._params_for(d, slot)
                 target = d.body_scope
@@ -376,6 +409,7 @@ class _Slicer:
         if isinstance(u.node, ast.Return) and u.scope.unit is not None and id(u.scope.unit) not in self.returns_taint:
             owner = u.scope.unit
             self.returns_taint.add(id(owner))
+            self._wake(owner.node.name)  # type: ignore[attr-defined]
             for site in self.call_sites.get(owner.node.name, ()):  # type: ignore[attr-defined]
                 push((self.taint_use, (site,)))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable
 from typing import Callable, Optional, Union
 
@@ -31,7 +32,72 @@ from npu_audit.slicing.seeds import (
     _statements,
 )
 from npu_audit.syntax import python_children, python_walk
-from npu_audit.text import continues_below, statement_end
+from npu_audit.text import IDENTIFIER_WORD, continues_below, statement_end
+
+_DEF_TYPES = frozenset(_DEFS)
+_CLASS = ast.ClassDef
+
+#: The kinds of question that wake a definition asleep (:meth:`_Builder.wake`): which statements bind or
+#: change a name or an attribute (``x = ...``, ``x.attr = ...``, ``x.append(...)``, a class attribute);
+#: which definitions have a name; which statements mention a word at all.
+WRITES, DEFINES, MENTIONS = 0, 1, 2
+
+
+def _written_and_defined(node: ast.stmt, def_names: set[str]) -> tuple[set[str], Counter[str]]:
+    """(every name and attribute a statement of ``node`` (at any depth) may bind, store into or change, or
+    define in a class body; the names of the definitions in it, its own included, with how many there are
+    of each): a superset of what
+    :class:`_Builder` indexes a unit of it under as a binding, a change, a stored or changed attribute, a
+    class attribute or a definition. Statements only, and of them only targets and the receivers of calls:
+    far less than reading the expressions."""
+    written: set[str] = set()
+    defined: Counter[str] = Counter()
+    todo: list[tuple[ast.stmt, bool]] = [(node, False)]  # (statement, directly in a class body)
+    while todo:
+        stmt, in_class = todo.pop()
+        kind = type(stmt)
+        targets: list[ast.AST] = []
+        if kind in _DEF_TYPES:
+            defined[stmt.name] += 1  # type: ignore[attr-defined]
+            written.add(stmt.name)  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            targets = stmt.targets  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign or kind is ast.AnnAssign or kind is ast.For or kind is ast.AsyncFor:
+            targets = [stmt.target]  # type: ignore[attr-defined]
+        elif kind is ast.With or kind is ast.AsyncWith:
+            targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]  # type: ignore[attr-defined]
+        elif kind is ast.Expr and type(stmt.value) is _CALL:  # type: ignore[attr-defined]
+            # (the changes _Builder._simple reads: ``x.append(...)``, ``x.helper(...)``, ``x.attr.append(...)``)
+            func = stmt.value.func  # type: ignore[attr-defined]
+            if type(func) is _ATTRIBUTE:
+                receiver = func.value  # type: ignore[attr-defined]
+                method = func.attr  # type: ignore[attr-defined]
+                if type(receiver) is _NAME and (method in HANDLED_METHODS or method in def_names):
+                    written.add(receiver.id)  # type: ignore[attr-defined]
+                elif type(receiver) is _ATTRIBUTE and type(receiver.value) is _NAME and method in HANDLED_METHODS:  # type: ignore[attr-defined]
+                    written.update((receiver.value.id, receiver.attr))  # type: ignore[attr-defined]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            written.update((a.asname or a.name).partition(".")[0] for a in stmt.names)  # type: ignore[attr-defined]
+        if in_class and kind not in _DEF_TYPES:  # (a class attribute: whatever it binds, a walrus or a case too)
+            targets = [stmt]
+        for target in targets:
+            for n in python_walk(target):
+                if type(n) is _NAME:
+                    written.add(n.id)  # type: ignore[attr-defined]
+                elif type(n) is _ATTRIBUTE:
+                    written.add(n.attr)  # type: ignore[attr-defined]
+        inner = kind is _CLASS or (in_class and kind not in _DEF_TYPES)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if block and isinstance(block, list):
+                todo.extend((s, inner) for s in block)
+        for handler in getattr(stmt, "handlers", ()):
+            if handler.name:
+                written.add(handler.name)
+            todo.extend((s, inner) for s in handler.body)
+        for case in getattr(stmt, "cases", ()):
+            todo.extend((s, inner) for s in case.body)
+    return written, defined
 
 
 class _Scope:
@@ -117,12 +183,23 @@ class _Unit:
 
 
 class _Builder:
-    """Walks the ast once: units, scopes and what each statement reads, binds and uses."""
+    """Walks the ast once: units, scopes and what each statement reads, binds and uses.
+
+    A module-level ``def`` or ``class`` that holds no seed is not read at first: it gets a unit without
+    blocks (asleep), listed under the words a unit of it could be indexed under, and is read whole when the
+    fixed point asks for the statements indexed under one of those words (:meth:`wake`): until then no
+    question the fixed point asks has an answer inside it, and a definition nothing asks about stays a
+    dropped statement that was never read (most of a training script's model code). It is listed three
+    ways (:data:`WRITES`, :data:`DEFINES`, :data:`MENTIONS`), so that a question about what binds or
+    changes a name (``tf``, read by every kept statement) does not wake every definition that merely
+    reads it. Definitions that could change the module's scope otherwise than by their own name (a
+    ``global`` statement in them) or that a ``from m import *`` of an NPU module could make a seed are
+    read at once. ``lazy=False`` reads every statement at once."""
 
     def __init__(self, tree: ast.Module, lines: list[str], identifiers: frozenset[str],
                  helpers: Optional[dict[str, HelperUse]] = None, star_helpers: bool = False,
                  in_tree: Optional[Callable[[str, int], bool]] = None, modelled: frozenset[str] = frozenset(),
-                 sessions: frozenset[str] = frozenset()):
+                 sessions: frozenset[str] = frozenset(), lazy: bool = True):
         self.lines = lines
         # whether an import names a file of the analysed tree (None: not known, every import may)
         self.in_tree = in_tree
@@ -136,14 +213,74 @@ class _Builder:
         self.def_names = {n.name for n in _statements(tree.body) if isinstance(n, _DEFS)}
         self.units: list[_Unit] = []
         self.module = _Scope("module", None, None)
+        # the definitions asleep, by kind of question (WRITES, DEFINES, MENTIONS) and word; the words that
+        # make a definition read at once
+        self.asleep: tuple[dict[str, list[_Unit]], ...] = ({}, {}, {})
+        self._sleeping: dict[int, _Unit] = {}
+        self._waking_words: Optional[frozenset[str]] = None
+        if lazy and not star_helpers:
+            self._waking_words = identifiers | DEFINITION_CALLS | frozenset(self.helpers) | {"app", "global"}
         self.top = self.block(tree.body, None, self.module)
+
+    # -- definitions read on demand ---------------------------------------------------------------
+
+    def _asleep(self, stmt: ast.stmt, before: Optional[_Unit]) -> Optional[_Unit]:
+        """A unit without blocks for the module-level definition ``stmt`` when it can wait until
+        :meth:`wake` (else None: it is read now)."""
+        unit = _Unit(stmt, None, self.module)
+        unit.last = statement_end(self.lines, unit.last)
+        if before is not None and (before.last >= unit.first or self._continued(before.last)):
+            return None  # (one logical line with the statement before it)
+        if self._continued(unit.last):
+            return None  # (nor with the one after it)
+        at = bisect_left(self.marker_lines, unit.first)
+        if at < len(self.marker_lines) and self.marker_lines[at] <= unit.last:
+            return None
+        counts = Counter(IDENTIFIER_WORD.findall("".join(self.lines[unit.first - 1:unit.last])))
+        assert self._waking_words is not None
+        if not self._waking_words.isdisjoint(counts):
+            return None
+        self.module.bound.add(stmt.name)  # type: ignore[attr-defined]
+        self._sleeping[id(unit)] = unit
+        written, defined = _written_and_defined(stmt, self.def_names)
+        # (a definition's own name is no mention of it: a word met only as the names of definitions, every
+        # ``def __init__``, is mentioned by none of its statements)
+        mentioned = [word for word, n in counts.items() if word not in defined.keys() or n > defined[word]]
+        for table, keys in zip(self.asleep, (written, defined, mentioned)):
+            for word in keys:
+                if word in table:
+                    table[word].append(unit)
+                else:
+                    table[word] = [unit]
+        return unit
+
+    def wake(self, word: str, kind: int) -> list[_Unit]:
+        """Read the definitions asleep listed under ``word`` for the ``kind`` of question (:data:`WRITES`,
+        :data:`DEFINES`, :data:`MENTIONS`); their units, in the order read."""
+        shells = self.asleep[kind].pop(word, None)
+        if not shells:
+            return []
+        start = len(self.units)
+        for shell in shells:
+            if self._sleeping.pop(id(shell), None) is not None:
+                self.statement(shell.node, None, self.module, shell)
+        return self.units[start:]
+
+    def sleeping(self) -> list[_Unit]:
+        """The definitions still asleep (never read: dropped)."""
+        return list(self._sleeping.values())
 
     # -- statements ------------------------------------------------------------------------------
 
     def block(self, stmts: list[ast.stmt], parent: Optional[_Unit], scope: _Scope) -> list[_Unit]:
         out: list[_Unit] = []
+        lazy = parent is None and self._waking_words is not None
         for stmt in stmts:
-            unit = self.statement(stmt, parent, scope)
+            unit = None
+            if lazy and type(stmt) in _DEF_TYPES:
+                unit = self._asleep(stmt, out[-1] if out else None)
+            if unit is None:
+                unit = self.statement(stmt, parent, scope)
             if out and (out[-1].last >= unit.first or self._continued(out[-1].last)):
                 # `a; b` (or `a; \` + `b`): one logical line, kept or dropped together
                 unit.glue.append(out[-1])
@@ -165,9 +302,12 @@ class _Builder:
         head = line.encode("utf-8", "surrogatepass")[:max(col, 0)]
         return bool(head.strip())
 
-    def statement(self, stmt: ast.stmt, parent: Optional[_Unit], scope: _Scope) -> _Unit:
-        unit = _Unit(stmt, parent, scope)
-        unit.last = statement_end(self.lines, unit.last)
+    def statement(self, stmt: ast.stmt, parent: Optional[_Unit], scope: _Scope,
+                  unit: Optional[_Unit] = None) -> _Unit:
+        """The unit of ``stmt`` (or ``unit``, a definition woken up), its blocks' units read too."""
+        if unit is None:
+            unit = _Unit(stmt, parent, scope)
+            unit.last = statement_end(self.lines, unit.last)
         self.units.append(unit)
         header: list[ast.AST] = []
         if type(stmt) not in _COMPOUND:
