@@ -829,7 +829,7 @@ custom_op.parameter_map["op_select_implmode"].s = tf.compat.as_bytes(mode)
 
 # (``opts.describe``: an attribute the file does not define, maybe a method of a class of another module
 # that reads any attribute of the object when it is called)
-@pytest.mark.parametrize(("read", "whole"), [("opts.impl", False), ('getattr(opts, "impl")', True),
+@pytest.mark.parametrize(("read", "whole"), [("opts.impl", False), ("str(opts)", True),
                                               ('opts.__dict__["impl"]', True), ("opts.describe", True)])
 def test_an_object_read_whole_keeps_every_store_into_it(tmp_path, monkeypatch, read, whole):
     source = WHOLE_OBJECT.format(read=read)
@@ -839,6 +839,58 @@ def test_an_object_read_whole_keeps_every_store_into_it(tmp_path, monkeypatch, r
     report = same_both_ways(tmp_path, source, monkeypatch)
     if read == "opts.impl":
         assert "high_precision" in json.dumps(report.configs)
+
+
+@pytest.mark.parametrize("read", ['getattr(opts, "impl")', 'hasattr(opts, "impl") and "high_precision"'])
+def test_what_only_a_builtin_the_interpreter_does_not_model_reads_is_left_out(tmp_path, monkeypatch, read):
+    # ``getattr``, ``hasattr``: bound nowhere in the file, no star import of a module of the tree could bind
+    # them, and the interpreter gives their calls an unknown value: the object's stores cannot change it
+    (tmp_path / "shims.py").write_text("def unrelated():\n    return 1\n")
+    source = WHOLE_OBJECT.format(read=read)
+    lines = kept_in_tree(tmp_path, source)
+    assert f"mode = {read}" in lines
+    assert 'opts.impl = "high_precision"' not in lines and "opts.extra = mylib.compute()" not in lines
+    same_both_ways(tmp_path, source, monkeypatch)
+    # a star import of a module of the tree may bind the name: then the object is read whole again
+    lines = kept_in_tree(tmp_path, "from shims import *\n" + source)
+    assert 'opts.impl = "high_precision"' in lines and "opts.extra = mylib.compute()" in lines
+
+
+RECEIVER = '''\
+import tensorflow as tf
+import mylib
+
+
+class Trainer(object):
+    def __init__(self, mode):
+        self.mode = mode
+        self.model = mylib.build_network(12)
+        self.setup()
+
+    def setup(self):
+        config = tf.ConfigProto()
+        custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+        custom_op.name = "NpuOptimizer"
+        custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(self.mode)
+        custom_op.parameter_map["op_select_implmode"].s = tf.compat.as_bytes({impl})
+        self.sess = tf.Session(config=config)
+
+
+Trainer("force_fp16")
+'''
+
+
+@pytest.mark.parametrize(("impl", "whole"), [('"high_precision"', False), ('self.__dict__["impl"]', True)])
+def test_a_method_of_the_file_called_on_self_needs_what_it_reads_of_self(tmp_path, monkeypatch, impl, whole):
+    # ``self.setup()`` hands ``self`` to the method's first parameter: when the method reads only attributes of
+    # it, the stores of the others (the model) are not needed; when it reads it whole, every store is
+    source = RECEIVER.format(impl=impl)
+    lines = kept_in_tree(tmp_path, source)
+    for line in ("self.mode = mode", "self.setup()", 'Trainer("force_fp16")'):
+        assert line in lines
+    assert ("self.model = mylib.build_network(12)" in lines) is whole
+    report = same_both_ways(tmp_path, source, monkeypatch)
+    assert "force_fp16" in json.dumps(report.configs)
 
 
 def test_whether_an_import_reaches_npu_code_is_asked_again_after_forget(tmp_path):

@@ -43,13 +43,16 @@ only costs time):
   (``self.opts["mode"] = ...``); of a name whose data attributes alone a kept statement reads
   (``self.mode``), a statement that only stores another attribute into it (``self.model = ...``) is not
   needed for that read, since the attributes read are needed on their own (a read of the whole object,
-  ``getattr(self, name)``, ``self.__dict__``, ``helper(self)``, ``self.build()`` or ``run = self.build``,
-  whose method may hand ``self`` on, needs every such store); the return statements of a helper whose value a kept
-  statement uses, and the arguments of a kept call of a helper for the parameters the helper's kept
-  statements read; not what is read only by an argument, calling nothing itself, of a call through a
-  name that only imports from outside the tree bind (``tf.layers.dense(features, units)``,
-  ``np.mean(losses)``) when the interpreter models no call of that name: it reads no code behind such
-  a call, whose value is unknown whatever its arguments;
+  ``self.__dict__``, ``helper(self)``, ``str(self)``, a method of another module ``self.run()`` or
+  ``run = self.build``, whose method may hand ``self`` on, needs every such store); the return statements
+  of a helper whose value a kept statement uses, and the arguments of a kept call of a helper for the
+  parameters the helper's kept statements read, the receiver of a method of the file (``self.build()``)
+  included: it is needed whole only if the method reads its first parameter whole, else only its attributes;
+  not what is read only by an argument, calling nothing itself, of a call through a name that only imports
+  from outside the tree bind (``tf.layers.dense(features, units)``, ``np.mean(losses)``), or that nothing
+  in the file binds while no star import of a module of the tree could bind it (a builtin: ``hasattr(self,
+  "cache")``, ``len(batches)``), when the interpreter models no call of that name: it reads no code behind
+  such a call, whose value is unknown whatever its arguments;
 - **context**: the headers of the compound statements around a kept statement (their tests, loops
   and ``with`` items, with their dependencies: guards matter), every clause of a kept ``if``/``try``
   (so "has an else" stays true; an emptied block gets a ``pass``), the call sites of a function or

@@ -44,7 +44,12 @@ class _Slicer:
         self.relevant: set[int] = set()
         self.returns_needed: set[int] = set()
         self.returns_taint: set[int] = set()
-        self.waiting: dict[tuple[int, str], list[tuple[_Unit, set[str], set[str], set[tuple[str, str]]]]] = {}
+        # arguments of kept calls of helpers of the file, by the parameter they bind: needed when the helper
+        # reads it (the last item: the argument is the receiver of a method call, ``self.build()``)
+        self.waiting: dict[tuple[int, str], list[tuple[_Unit, set[str], set[str], set[tuple[str, str]], bool]]] = {}
+        # receivers handed to a method that reads only attributes of its first parameter: needed whole once
+        # the method reads it whole
+        self.receivers_as_base: dict[tuple[int, str], list[tuple[_Unit, set[str], set[str], set[tuple[str, str]]]]] = {}
         self.receiver_readers: dict[tuple[int, str], list[_Unit]] = {}
         self.instances: set[tuple[int, str]] = set()  # names bound to what a helper of another module returned
         self.self_passers: dict[int, list[_Unit]] = {}  # class statement -> its methods' statements passing self
@@ -67,8 +72,13 @@ class _Slicer:
 
     def _external(self, scope: _Scope, name: str) -> bool:
         """Whether ``name``, read in ``scope``, is a module-level name that only imports from outside the
-        tree bind."""
-        if self.resolve(scope, name) is not self.module:
+        tree bind, or a name the file binds nowhere (a builtin such as ``hasattr``, or one of a star import
+        from outside the tree) while no star import of a module of the tree could bind it: the interpreter
+        reads no code behind a call through it."""
+        target = self.resolve(scope, name)
+        if target is None:
+            return not self.b.star_in_tree
+        if target is not self.module:
             return False
         self._wake(name, WRITES)
         binders = self.binders.get((id(self.module), name))
@@ -239,6 +249,8 @@ class _Slicer:
         self._wake_module_name(target, name, WRITES)
         if key not in self.needed_as_base:
             self._need_binding(key)
+        for entry in self.receivers_as_base.pop(key, ()):
+            self._need_part(*entry)
         for u in self.attr_mutators.get(key, ()):
             self.tasks.append((self.keep, (u, 2)))
 
@@ -262,8 +274,20 @@ class _Slicer:
             push((self.keep, (u, 2)))
         for u in self.mutators.get(key, ()):
             push((self.keep, (u, 2)))
-        for entry in self.waiting.pop(key, ()):
-            self._need_part(*entry)
+        for u, names, attrs, bases, receiver in self.waiting.pop(key, ()):
+            if receiver and key not in self.needed:
+                self._receiver_as_base(key, u, names, attrs, bases)
+            else:
+                self._need_part(u, names, attrs, bases)
+
+    def _receiver_as_base(self, key: tuple[int, str], u: _Unit, names: set[str], attrs: set[str],
+                          bases: set[tuple[str, str]]) -> None:
+        """The receiver of a kept call of a method of the file that reads only attributes of its first
+        parameter (``key``): only its attributes are needed (the method's reads need them, by attribute), until
+        the method reads the parameter whole."""
+        self.receivers_as_base.setdefault(key, []).append((u, names, attrs, bases))
+        for name in names:
+            self.tasks.append((self.need_base, (u.scope, name)))
 
     def need_attr(self, attr: str) -> None:
         if attr in self.needed_attrs:
@@ -287,6 +311,10 @@ class _Slicer:
         """The parameter of def/class ``d`` an argument in ``slot`` binds (None: cannot tell)."""
         scope = d.body_scope
         assert scope is not None
+        if slot[0] == "receiver":  # (``x.method()``: its first parameter, when ``d`` is a method)
+            if scope.kind == "class" or not d.is_method:
+                return None
+            return scope.params[0] if scope.params else scope.vararg
         if scope.kind == "class":
             init = next((u for u in self.defs.get("__init__", ()) if u.scope is scope), None)
             if init is None:
@@ -317,10 +345,13 @@ class _Slicer:
                 self._need_part(u, names, attrs, bases)
                 continue
             key = (id(target), param)
-            if key in self.needed or key in self.needed_as_base:
+            receiver = slot[0] == "receiver"
+            if key in self.needed or (key in self.needed_as_base and not receiver):
                 self._need_part(u, names, attrs, bases)
+            elif key in self.needed_as_base:
+                self._receiver_as_base(key, u, names, attrs, bases)
             else:
-                self.waiting.setdefault(key, []).append((u, names, attrs, bases))
+                self.waiting.setdefault(key, []).append((u, names, attrs, bases, receiver))
 
     def _need_part(self, u: _Unit, names: set[str], attrs: set[str], bases: set[tuple[str, str]]) -> None:
         push = self.tasks.append
@@ -393,8 +424,8 @@ class _Slicer:
             for name in u.binds:  # may hold it (``trainer = Trainer(config)``: its methods are uses)
                 push((self.instance, (self._bind_scope(u, name), name)))
         for callee, slot, names, attrs, bases in u.pending:
-            if not self._carries(u, names.union(base for base, _attr in bases), attrs):
-                continue
+            if slot[0] == "receiver" or not self._carries(u, names.union(base for base, _attr in bases), attrs):
+                continue  # (a receiver: the method's own statements read it, as uses of their parameter)
             self._wake(callee, DEFINES)
             for d in self.defs.get(callee, ()):
                 param = self._params_for(d, slot)

@@ -210,6 +210,7 @@ class _Builder:
         self.helpers: dict[str, HelperUse] = helpers or {}
         self.marker_lines = _marker_lines(lines)  # sorted numbers of the lines holding an NPU marker
         self.star_helpers = star_helpers  # a `from m import *` of such a module
+        self.star_in_tree = False  # a `from m import *` of any module of the tree (it may bind any name)
         self.def_names = {n.name for n in _statements(tree.body) if isinstance(n, _DEFS)}
         self.units: list[_Unit] = []
         self.module = _Scope("module", None, None)
@@ -426,6 +427,9 @@ class _Builder:
                     unit.binds.add(alias.asname or alias.name.split(".")[0])
             if self.in_tree is not None:
                 unit.external = self._external_imports(stmt)
+                if isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names) and (
+                        stmt.level or self.in_tree(stmt.module or "", 0)):
+                    self.star_in_tree = True
         elif isinstance(stmt, ast.Global):
             scope.globals.update(stmt.names)
             scope.declarations.append(unit)
@@ -605,9 +609,16 @@ class _Builder:
             else:
                 unit.attr_reads.add(name)
             base = func.value  # type: ignore[attr-defined]
-            # (the receiver of a method is read whole: ``self.build()`` may hand ``self`` on, and what the
-            # callee then reads of it is not seen here)
-            todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
+            if helper and into is None and type(base) is _NAME:
+                # ``self.build()``, a method of the file: the receiver is an argument for the method's first
+                # parameter, needed as the method reads that parameter (whole, or only its attributes)
+                part: _Part = (set(), set(), set())
+                unit.pending.append((name, ("receiver", 0, True), *part))
+                todo.append((base, False, part))
+            else:
+                # (the receiver of another method is read whole: it may hand ``self`` on, and what the callee
+                # then reads of it is not seen here)
+                todo.append((base, opaque and (type(base) is _NAME or type(base) is _ATTRIBUTE), into))
         else:
             todo.append((func, False, into))
         args_sink = not helper and not consumer and name not in CONSUMERS
