@@ -893,6 +893,32 @@ def test_a_method_of_the_file_called_on_self_needs_what_it_reads_of_self(tmp_pat
     assert "force_fp16" in json.dumps(report.configs)
 
 
+OTHER_RECEIVER = '''\
+import tensorflow as tf
+import mylib
+
+
+class Trainer(object):
+    def setup(self):
+        return self.mode
+
+
+runner = mylib.Runner()
+runner.model = mylib.build_network(12)
+runner.mode = "force_fp16"
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(runner.setup())
+'''
+
+
+def test_an_object_of_another_module_whose_method_has_the_name_of_one_of_the_file_is_read_whole(tmp_path):
+    # ``runner.setup()`` may call mylib's ``setup``, which may read any attribute of ``runner``
+    lines = kept_in_tree(tmp_path, OTHER_RECEIVER)
+    assert "runner.model = mylib.build_network(12)" in lines and 'runner.mode = "force_fp16"' in lines
+
+
 def test_whether_an_import_reaches_npu_code_is_asked_again_after_forget(tmp_path):
     # answers are kept for the run (every file of a project asks about the same modules); the language
     # server calls imports.forget() before each analysis, and a helper that gained NPU code counts then

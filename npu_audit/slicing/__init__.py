@@ -46,8 +46,10 @@ only costs time):
   ``self.__dict__``, ``helper(self)``, ``str(self)``, a method of another module ``self.run()`` or
   ``run = self.build``, whose method may hand ``self`` on, needs every such store); the return statements
   of a helper whose value a kept statement uses, and the arguments of a kept call of a helper for the
-  parameters the helper's kept statements read, the receiver of a method of the file (``self.build()``)
-  included: it is needed whole only if the method reads its first parameter whole, else only its attributes;
+  parameters the helper's kept statements read, the receiver of a call of a method of the class on a
+  method's own ``self`` (``self.build()``) included: it is needed whole only if the method reads its first
+  parameter whole, else only its attributes (any other receiver of a name the file defines is read whole:
+  it may be an object of another module's class);
   not what is read only by an argument, calling nothing itself, of a call through a name that only imports
   from outside the tree bind (``tf.layers.dense(features, units)``, ``np.mean(losses)``), or that nothing
   in the file binds while no star import of a module of the tree could bind it (a builtin: ``hasattr(self,

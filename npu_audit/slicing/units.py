@@ -609,9 +609,10 @@ class _Builder:
             else:
                 unit.attr_reads.add(name)
             base = func.value  # type: ignore[attr-defined]
-            if helper and into is None and type(base) is _NAME:
-                # ``self.build()``, a method of the file: the receiver is an argument for the method's first
-                # parameter, needed as the method reads that parameter (whole, or only its attributes)
+            if helper and into is None and type(base) is _NAME and self._own_method_call(unit.scope, base.id, name):  # type: ignore[attr-defined]
+                # ``self.build()`` in a method of the class that defines ``build``: the receiver is an argument
+                # for the method's first parameter, needed as the method reads that parameter (whole, or only
+                # its attributes)
                 part: _Part = (set(), set(), set())
                 unit.pending.append((name, ("receiver", 0, True), *part))
                 todo.append((base, False, part))
@@ -672,6 +673,16 @@ class _Builder:
             return bool(scope.params) and scope.params[0] == receiver.id  # type: ignore[attr-defined]
         return (type(receiver) is _CALL and type(receiver.func) is _NAME  # type: ignore[attr-defined]
                 and receiver.func.id == "super")  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _own_method_call(scope: _Scope, receiver: str, method: str) -> bool:
+        """Whether ``receiver.method(...)``, read in ``scope``, calls a method of the class whose method
+        ``scope`` is, on that method's own first parameter (``self.build()`` in a method of a class that
+        defines ``build``). Any other receiver of a call of a name the file defines is read whole: it may be
+        an object of another module's class, whose method of the same name may read any of its attributes."""
+        owner = scope.parent if scope.kind == "function" else None
+        return (owner is not None and owner.kind == "class" and method in owner.methods
+                and bool(scope.params) and scope.params[0] == receiver)
 
     @staticmethod
     def _apart(unit: _Unit, through: str, arg: ast.expr, todo: list) -> None:
