@@ -476,26 +476,6 @@ def test_definitions_nothing_asks_about_are_not_read_and_the_slice_is_the_same()
     assert not any("layers" in line or "255.0" in line for line in lines)
 
 
-def test_a_method_met_after_a_question_about_one_of_its_words_is_read_at_once():
-    from npu_audit.slicing.units import MENTIONS, _Builder
-    from npu_audit.text import source_lines
-
-    source = (
-        "import tensorflow as tf\n"
-        "class Holder(object):\n"
-        "    def store(self):\n"
-        "        self.value = 1\n"
-        "    def go(self, sess):\n"
-        "        sess.run(0)\n"
-    )
-    builder = _Builder(python_ast(source), source_lines(source), frozenset({"ConfigProto"}))
-    assert [u.node.name for u in builder.sleeping()] == ["Holder"]
-    # a question about "run" reads the class; its method that mentions "run" cannot wait for a question
-    # already asked, while the one that does not can
-    builder.wake("run", MENTIONS)
-    assert [u.node.name for u in builder.sleeping()] == ["store"]
-
-
 def test_reading_definitions_on_demand_gives_the_same_slice_on_every_fixture():
     paths = fixture_files() + sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
     compared = 0

@@ -91,17 +91,16 @@ class _Slicer:
         """Before the statements indexed under ``word`` for a ``kind`` of question are looked up: read the
         definitions asleep listed so (:meth:`_Builder.wake`), index their units and start them as
         :meth:`run` starts the others. A definition is listed under every word a unit of it could be
-        indexed under for that kind, and one met after a question about one of its words (a method of a class
-        read late) is read at once, so one woken later adds nothing under a word already asked about."""
-        units = self.b.wake(word, kind)  # (noted as asked even when nothing sleeps under it)
-        if units:
+        indexed under for that kind, so one woken later adds nothing under a word already asked about."""
+        if word in self.b.asleep[kind]:
+            units = self.b.wake(word, kind)
             self._index(units)
             self._start(units)
 
-    def _wake_in(self, scope: _Scope, name: str, kind: int) -> None:
-        """:meth:`_wake` for a name that resolves to ``scope``: only a module or a class holds definitions
-        asleep (a function's scope exists only once it is read, with every statement in it)."""
-        if scope.kind != "function":
+    def _wake_module_name(self, scope: _Scope, name: str, kind: int) -> None:
+        """:meth:`_wake` for a name that resolves to the module (definitions asleep are module-level: no
+        other scope of theirs exists yet)."""
+        if scope is self.module:
             self._wake(name, kind)
 
     def _index(self, units: list[_Unit]) -> None:
@@ -247,7 +246,7 @@ class _Slicer:
         if key in self.needed:
             return
         self.needed.add(key)
-        self._wake_in(target, name, WRITES)
+        self._wake_module_name(target, name, WRITES)
         if key not in self.needed_as_base:
             self._need_binding(key)
         for entry in self.receivers_as_base.pop(key, ()):
@@ -266,7 +265,7 @@ class _Slicer:
         if key in self.needed or key in self.needed_as_base:
             return
         self.needed_as_base.add(key)
-        self._wake_in(target, name, WRITES)
+        self._wake_module_name(target, name, WRITES)
         self._need_binding(key)
 
     def _need_binding(self, key: tuple[int, str]) -> None:
@@ -394,13 +393,13 @@ class _Slicer:
             self.tasks.append((self.taint_use, (u,)))
 
     def taint(self, scope: _Scope, name: str) -> None:
-        self._wake_in(scope, name, MENTIONS)
+        self._wake_module_name(scope, name, MENTIONS)
         self._spread(self.tainted, (id(scope), name), self.readers)
 
     def instance(self, scope: _Scope, name: str) -> None:
         """``name`` holds what a helper of another module returned (an object of a class the
         interpreter reads): calling its methods is a use (``trainer.build_graph()``)."""
-        self._wake_in(scope, name, MENTIONS)
+        self._wake_module_name(scope, name, MENTIONS)
         self._spread(self.instances, (id(scope), name), self.receiver_readers)
 
     def taint_attr(self, attr: str) -> None:

@@ -8,7 +8,6 @@ alone, without walking the tree again.
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
@@ -37,7 +36,6 @@ from npu_audit.text import IDENTIFIER_WORD, continues_below, statement_end
 
 _DEF_TYPES = frozenset(_DEFS)
 _CLASS = ast.ClassDef
-_SELF_NOT_ATTRIBUTE = re.compile(r"\bself\b(?!\s*\.)")  # (``self`` other than as ``self.attr``)
 
 #: The kinds of question that wake a definition asleep (:meth:`_Builder.wake`): which statements bind or
 #: change a name or an attribute (``x = ...``, ``x.attr = ...``, ``x.append(...)``, a class attribute);
@@ -187,8 +185,7 @@ class _Unit:
 class _Builder:
     """Walks the ast once: units, scopes and what each statement reads, binds and uses.
 
-    A module-level ``def`` or ``class`` that holds no seed (or a method of a class, but ``__init__`` and
-    one that uses ``self`` other than as ``self.attr``) is not read at first: it gets a unit without
+    A module-level ``def`` or ``class`` that holds no seed is not read at first: it gets a unit without
     blocks (asleep), listed under the words a unit of it could be indexed under, and is read whole when the
     fixed point asks for the statements indexed under one of those words (:meth:`wake`): until then no
     question the fixed point asks has an answer inside it, and a definition nothing asks about stays a
@@ -220,9 +217,6 @@ class _Builder:
         # the definitions asleep, by kind of question (WRITES, DEFINES, MENTIONS) and word; the words that
         # make a definition read at once
         self.asleep: tuple[dict[str, list[_Unit]], ...] = ({}, {}, {})
-        # the words asked about so far, by kind: a method met when its class is read waits only if none of its
-        # words has been asked about already
-        self.asked: tuple[set[str], ...] = (set(), set(), set())
         self._sleeping: dict[int, _Unit] = {}
         self._waking_words: Optional[frozenset[str]] = None
         if lazy and not star_helpers:
@@ -231,11 +225,10 @@ class _Builder:
 
     # -- definitions read on demand ---------------------------------------------------------------
 
-    def _asleep(self, stmt: ast.stmt, before: Optional[_Unit], parent: Optional[_Unit],
-                scope: _Scope) -> Optional[_Unit]:
-        """A unit without blocks for the definition ``stmt`` (module-level, or a method of the class
-        ``parent``) when it can wait until :meth:`wake` (else None: it is read now)."""
-        unit = _Unit(stmt, parent, scope)
+    def _asleep(self, stmt: ast.stmt, before: Optional[_Unit]) -> Optional[_Unit]:
+        """A unit without blocks for the module-level definition ``stmt`` when it can wait until
+        :meth:`wake` (else None: it is read now)."""
+        unit = _Unit(stmt, None, self.module)
         unit.last = statement_end(self.lines, unit.last)
         if before is not None and (before.last >= unit.first or self._continued(before.last)):
             return None  # (one logical line with the statement before it)
@@ -248,22 +241,13 @@ class _Builder:
         assert self._waking_words is not None
         if not self._waking_words.isdisjoint(counts):
             return None
-        if parent is not None and "self" in counts:
-            # a method that hands ``self`` on (``register(self)``) is read with its class: what it hands on is
-            # asked about by the class, not by a word (``_Slicer.make_relevant``)
-            body = stmt.body[0].lineno if stmt.body[0].lineno > stmt.lineno else unit.first  # type: ignore[attr-defined]
-            if _SELF_NOT_ATTRIBUTE.search("".join(self.lines[body - 1:unit.last])):
-                return None
+        self.module.bound.add(stmt.name)  # type: ignore[attr-defined]
+        self._sleeping[id(unit)] = unit
         written, defined = _written_and_defined(stmt, self.def_names)
         # (a definition's own name is no mention of it: a word met only as the names of definitions, every
         # ``def __init__``, is mentioned by none of its statements)
         mentioned = [word for word, n in counts.items() if word not in defined.keys() or n > defined[word]]
-        lists = (written, defined, mentioned)
-        if any(not asked.isdisjoint(keys) for asked, keys in zip(self.asked, lists)):
-            return None  # (read while the fixed point runs: a question about one of its words was asked)
-        scope.bound.add(stmt.name)  # type: ignore[attr-defined]
-        self._sleeping[id(unit)] = unit
-        for table, keys in zip(self.asleep, lists):
+        for table, keys in zip(self.asleep, (written, defined, mentioned)):
             for word in keys:
                 if word in table:
                     table[word].append(unit)
@@ -274,14 +258,13 @@ class _Builder:
     def wake(self, word: str, kind: int) -> list[_Unit]:
         """Read the definitions asleep listed under ``word`` for the ``kind`` of question (:data:`WRITES`,
         :data:`DEFINES`, :data:`MENTIONS`); their units, in the order read."""
-        self.asked[kind].add(word)
         shells = self.asleep[kind].pop(word, None)
         if not shells:
             return []
         start = len(self.units)
         for shell in shells:
             if self._sleeping.pop(id(shell), None) is not None:
-                self.statement(shell.node, shell.parent, shell.scope, shell)
+                self.statement(shell.node, None, self.module, shell)
         return self.units[start:]
 
     def sleeping(self) -> list[_Unit]:
@@ -292,15 +275,11 @@ class _Builder:
 
     def block(self, stmts: list[ast.stmt], parent: Optional[_Unit], scope: _Scope) -> list[_Unit]:
         out: list[_Unit] = []
-        # (module-level definitions, and the methods of a class none of whose bases is an NPU name of another
-        # module but ``__init__``, which a call of the class reads)
-        lazy = self._waking_words is not None and (parent is None or (
-            scope.kind == "class" and not scope.npu_base))
+        lazy = parent is None and self._waking_words is not None
         for stmt in stmts:
             unit = None
-            if lazy and type(stmt) in _DEF_TYPES and (
-                    parent is None or (type(stmt) is not _CLASS and stmt.name != "__init__")):  # type: ignore[attr-defined]
-                unit = self._asleep(stmt, out[-1] if out else None, parent, scope)
+            if lazy and type(stmt) in _DEF_TYPES:
+                unit = self._asleep(stmt, out[-1] if out else None)
             if unit is None:
                 unit = self.statement(stmt, parent, scope)
             if out and (out[-1].last >= unit.first or self._continued(out[-1].last)):
