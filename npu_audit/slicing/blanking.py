@@ -12,13 +12,7 @@ from typing import Optional
 
 from npu_audit.slicing.fixpoint import _Slicer
 from npu_audit.slicing.reach import Exports, Reaches, _imports
-from npu_audit.slicing.seeds import (
-    CONSUMERS,
-    DEFINITION_CALLS,
-    HANDLED_METHODS,
-    SEED_IDENTIFIERS,
-    _statements,
-)
+from npu_audit.slicing.seeds import CONSUMERS, DEFINITION_CALLS, HANDLED_METHODS, SEED_IDENTIFIERS
 from npu_audit.slicing.units import _Builder, _Unit
 from npu_audit.text import source_lines
 
@@ -119,9 +113,8 @@ def slice_text(text: str, tree: Optional[ast.Module], identifiers: Iterable[str]
     besides = sum(1 for u in kept if not isinstance(u.node, (ast.Import, ast.ImportFrom)))
     asleep = builder.sleeping()  # (definitions never read: dropped whole)
     dropped = frozenset([id(u.node) for u in builder.units if u.level < 0] + [id(u.node) for u in asleep])
-    statements = len(builder.units) + sum(1 + sum(1 for _ in _statements(u.node.body)) for u in asleep)  # type: ignore[attr-defined]
     for u in builder.units + asleep:  # (units and scopes point at each other: unlinked, they are freed at once
         u.parent = u.scope = u.body_scope = None  # rather than left to the cycle collector)
         u.blocks = u.glue = []
-    return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=statements,
+    return SliceResult(text="".join(out), lines=len(lines), blanked=blanked, statements=builder.statement_count,
                        kept=len(kept), kept_besides_imports=besides, read=len(builder.units), dropped=dropped)

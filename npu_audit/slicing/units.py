@@ -27,6 +27,7 @@ from npu_audit.slicing.seeds import (
     CONSUMERS,
     DEFINITION_CALLS,
     HANDLED_METHODS,
+    _blocks,
     _callee_name,
     _marker_lines,
     _statements,
@@ -86,17 +87,10 @@ def _written_and_defined(node: ast.stmt, def_names: set[str]) -> tuple[set[str],
                     written.add(n.id)  # type: ignore[attr-defined]
                 elif type(n) is _ATTRIBUTE:
                     written.add(n.attr)  # type: ignore[attr-defined]
+        written.update(handler.name for handler in getattr(stmt, "handlers", ()) if handler.name)
         inner = kind is _CLASS or (in_class and kind not in _DEF_TYPES)
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(stmt, name, None)
-            if block and isinstance(block, list):
-                todo.extend((s, inner) for s in block)
-        for handler in getattr(stmt, "handlers", ()):
-            if handler.name:
-                written.add(handler.name)
-            todo.extend((s, inner) for s in handler.body)
-        for case in getattr(stmt, "cases", ()):
-            todo.extend((s, inner) for s in case.body)
+        for block in _blocks(stmt):
+            todo.extend((s, inner) for s in block)
     return written, defined
 
 
@@ -211,7 +205,12 @@ class _Builder:
         self.marker_lines = _marker_lines(lines)  # sorted numbers of the lines holding an NPU marker
         self.star_helpers = star_helpers  # a `from m import *` of such a module
         self.star_in_tree = False  # a `from m import *` of any module of the tree (it may bind any name)
-        self.def_names = {n.name for n in _statements(tree.body) if isinstance(n, _DEFS)}
+        self.def_names: set[str] = set()
+        self.statement_count = 0  # statements of the file at any depth, read or not
+        for node in _statements(tree.body):
+            self.statement_count += 1
+            if isinstance(node, _DEFS):
+                self.def_names.add(node.name)
         self.units: list[_Unit] = []
         self.module = _Scope("module", None, None)
         # the definitions asleep, by kind of question (WRITES, DEFINES, MENTIONS) and word; the words that
