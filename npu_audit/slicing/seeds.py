@@ -47,27 +47,20 @@ _COMPOUND = frozenset(_DEFS + (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Wit
 _NAME, _ATTRIBUTE, _CALL, _CONSTANT, _NAMED_EXPR = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.NamedExpr
 
 
-def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists directly inside ``stmt``: its body, ``else`` and ``finally`` blocks, and the
-    bodies of its ``except`` handlers and ``match`` cases."""
-    out = []
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(stmt, name, None)
-        if block and isinstance(block, list):
-            out.append(block)
-    out.extend(handler.body for handler in getattr(stmt, "handlers", ()))
-    out.extend(case.body for case in getattr(stmt, "cases", ()))
-    return out
-
-
 def _statements(body: list[ast.stmt]):
     """Every statement of ``body``, nested ones too (statements only sit in statement lists)."""
     todo = list(reversed(body))
     while todo:
         stmt = todo.pop()
         yield stmt
-        for block in _blocks(stmt):
-            todo.extend(reversed(block))
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if block and isinstance(block, list):
+                todo.extend(reversed(block))
+        for handler in getattr(stmt, "handlers", ()):
+            todo.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", ()):
+            todo.extend(reversed(case.body))
 
 
 def _callee_name(func: ast.expr) -> str:

@@ -27,7 +27,6 @@ from npu_audit.slicing.seeds import (
     CONSUMERS,
     DEFINITION_CALLS,
     HANDLED_METHODS,
-    _blocks,
     _callee_name,
     _marker_lines,
     _statements,
@@ -87,10 +86,17 @@ def _written_and_defined(node: ast.stmt, def_names: set[str]) -> tuple[set[str],
                     written.add(n.id)  # type: ignore[attr-defined]
                 elif type(n) is _ATTRIBUTE:
                     written.add(n.attr)  # type: ignore[attr-defined]
-        written.update(handler.name for handler in getattr(stmt, "handlers", ()) if handler.name)
         inner = kind is _CLASS or (in_class and kind not in _DEF_TYPES)
-        for block in _blocks(stmt):
-            todo.extend((s, inner) for s in block)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if block and isinstance(block, list):
+                todo.extend((s, inner) for s in block)
+        for handler in getattr(stmt, "handlers", ()):
+            if handler.name:
+                written.add(handler.name)
+            todo.extend((s, inner) for s in handler.body)
+        for case in getattr(stmt, "cases", ()):
+            todo.extend((s, inner) for s in case.body)
     return written, defined
 
 
