@@ -1092,3 +1092,58 @@ def test_a_dropped_statement_continued_by_a_backslash_is_replaced_whole(tail):
     assert "sess = tf.Session(config=config)\n" in result.text
     helper = HelperText(text, ast.parse(text))
     assert helper.spans[2] == (3, 4)  # (the helper reader cuts a module at the same lines)
+
+
+MODULE_ATTRIBUTES = '''\
+import numpy as np
+import tensorflow as tf
+import mylib
+from absl import flags
+
+flags.DEFINE_integer("steps", 100, "iterations per loop")
+FLAGS = {flags_object}
+
+
+class Trainer(object):
+    def __init__(self):
+        self.precision = "force_fp16"
+
+    def train(self):
+        config = tf.ConfigProto()
+        custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+        custom_op.name = "NpuOptimizer"
+        custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(self.precision)
+        custom_op.parameter_map["iterations_per_loop"].i = {steps}
+        custom_op.parameter_map["enable_data_pre_proc"].b = np.mean([1.0]) > 0.5
+        self.sess = tf.Session(config=config)
+
+    def restore(self):
+        saver = {saver}.train.Saver(max_to_keep=1)
+        self.steps = 10
+        self.mean = 0.5
+
+
+Trainer().train()
+'''
+
+
+@pytest.mark.parametrize(("flags_object", "steps", "saver", "outside"), [
+    ("flags.FLAGS", "FLAGS.steps", "tf", True),
+    ("tf.app.flags.FLAGS", "FLAGS.steps", "tf.compat.v1", True),
+    ("flags.FLAGS", "mylib.SETTINGS.steps", "mylib", False),
+])
+def test_names_of_a_module_from_outside_the_tree_ask_nothing_of_the_file(tmp_path, monkeypatch, flags_object,
+                                                                          steps, saver, outside):
+    # ``tf.train`` is no method ``train`` of the file, and no store into an attribute (``self.steps``,
+    # ``self.mean``) changes what ``FLAGS.steps`` or ``np.mean`` gives: ``restore`` is left out; a module of
+    # the tree (``mylib``) may hold an object of the file's class, so the same reads through it keep what they
+    # may read
+    (tmp_path / "mylib.py").write_text("SETTINGS = None\n", encoding="utf-8")
+    source = MODULE_ATTRIBUTES.format(flags_object=flags_object, steps=steps, saver=saver)
+    lines = kept_in_tree(tmp_path, source)
+    assert "Trainer().train()" in lines and (f"FLAGS = {flags_object}" in lines) is outside
+    restore = [f"saver = {saver}.train.Saver(max_to_keep=1)", "self.steps = 10"]
+    assert all((line in lines) is not outside for line in restore), lines
+    assert "self.mean = 0.5" not in lines  # (``np`` is no module of the tree in every case)
+    report = same_both_ways(tmp_path, source, monkeypatch)
+    assert "force_fp16" in json.dumps(report.configs)

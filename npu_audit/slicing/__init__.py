@@ -54,12 +54,16 @@ only costs time):
   from outside the tree bind (``tf.layers.dense(features, units)``, ``np.mean(losses)``), or that nothing
   in the file binds while no star import of a module of the tree could bind it (a builtin: ``hasattr(self,
   "cache")``, ``len(batches)``), when the interpreter models no call of that name: it reads no code behind
-  such a call, whose value is unknown whatever its arguments;
+  such a call, whose value is unknown whatever its arguments; nor, for an attribute read only on names
+  bound to a module from outside the tree (``tf.train``, ``np.mean``, ``FLAGS.steps`` with ``FLAGS =
+  flags.FLAGS``), the statements storing an attribute of that name (``self.steps = 0``): the interpreter
+  gives such attributes from the module or the flag definitions, which no store of the file changes;
 - **context**: the headers of the compound statements around a kept statement (their tests, loops
   and ``with`` items, with their dependencies: guards matter), every clause of a kept ``if``/``try``
   (so "has an else" stays true; an emptied block gets a ``pass``), the call sites of a function or
   class that has kept statements (reading it from its caller gives the caller's arguments and
-  branches, not a standalone reading), its ``return`` statements (control flow) and ``global``
+  branches, not a standalone reading; a mention through a name bound to a module from outside the tree,
+  ``tf.train.Saver()`` for a method ``train``, is none), its ``return`` statements (control flow) and ``global``
   declarations, every import at module level, and statements sharing a line with a kept one.
 """
 

@@ -11,6 +11,7 @@ from typing import Callable, Optional
 
 from npu_audit.slicing.seeds import _FUNCS
 from npu_audit.slicing.units import DEFINES, MENTIONS, WRITES, _Builder, _Scope, _Unit
+from npu_audit.syntax import python_children
 
 
 class _Slicer:
@@ -39,6 +40,7 @@ class _Slicer:
         self.needed: set[tuple[int, str]] = set()
         self.needed_as_base: set[tuple[int, str]] = set()  # (only its attributes are read: ``need_base``)
         self.needed_attrs: set[str] = set()
+        self.fixed: dict[str, bool] = {}  # module-level names whose attributes no statement changes (_fixed)
         self.tainted: set[tuple[int, str]] = set()
         self.tainted_attrs: set[str] = set()
         self.relevant: set[int] = set()
@@ -200,8 +202,8 @@ class _Slicer:
             for name in u.reads:
                 push((self.need, (u.scope, name)))
             self._need_bases(u, u.reads, u.base_reads)
-            for attr in u.attr_reads:
-                push((self.need_attr, (attr,)))
+            if u.attr_reads:
+                self._need_attrs(u)
             for callee, slot, names, attrs, bases in u.pending:
                 self._pending(u, callee, slot, names, attrs, bases)
             for through, names, attrs, bases in u.external_args or ():
@@ -221,7 +223,7 @@ class _Slicer:
         name = d.node.name  # type: ignore[attr-defined]
         self._wake(name)
         for site in self.mention_sites.get(name, ()):
-            if site is not d:
+            if site is not d and self._may_name(site, name):
                 push((self.keep, (site, 1)))
                 if site.alias_of == name:  # ``f = self.setup``: the calls of ``f`` call it too
                     for alias in site.binds:
@@ -236,6 +238,37 @@ class _Slicer:
             push((self.keep, (g, 0)))
         for u in self.self_passers.get(id(d), ()):
             push((self.keep, (u, 2)))  # `callbacks.set_trainer(self)`: the callee may call its methods back
+
+    def _may_name(self, site: _Unit, name: str) -> bool:
+        """Whether ``site`` may refer to the file's definition ``name``: not when every mention of it is an
+        attribute of a chain rooted in a name that only imports from outside the tree bind (``tf.train``
+        for a method ``train``), which the interpreter resolves to no code of the file."""
+        todo: list[ast.AST] = [site.node]
+        outside = False  # (a mention seen only as such an attribute; none seen at all: keep, to be sure)
+        while todo:
+            node = todo.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id == name:  # type: ignore[attr-defined]
+                    return True
+                continue
+            if kind is ast.Attribute:
+                if node.attr == name:  # type: ignore[attr-defined]
+                    root = node.value  # type: ignore[attr-defined]
+                    while type(root) is ast.Attribute:
+                        root = root.value  # type: ignore[attr-defined]
+                    if type(root) is not ast.Name or not self._external(site.scope, root.id):  # type: ignore[attr-defined]
+                        return True
+                    outside = True
+                todo.append(node.value)  # type: ignore[attr-defined]
+                continue
+            if isinstance(node, ast.stmt) and node is not site.node:
+                continue  # (a statement of a block: a unit of its own)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name == name:
+                    return True
+            todo.extend(python_children(node))
+        return not outside
 
     def need(self, scope: _Scope, name: str) -> None:
         """A kept statement reads ``name`` whole: every statement that binds or changes it is needed."""
@@ -288,6 +321,56 @@ class _Slicer:
         self.receivers_as_base.setdefault(key, []).append((u, names, attrs, bases))
         for name in names:
             self.tasks.append((self.need_base, (u.scope, name)))
+
+    def _need_attrs(self, u: _Unit) -> None:
+        """The attributes ``u`` reads: :meth:`need_attr` for each, but one read only on names that hold a module
+        from outside the tree (``tf.train``, ``np.mean``, ``FLAGS.steps``: :meth:`_fixed`), which no statement of
+        the file can change for the interpreter."""
+        push = self.tasks.append
+        loose, rooted, bases = u.loose_attrs, u.rooted, u.base_reads
+        for attr in u.attr_reads:
+            if attr in self.needed_attrs:
+                continue
+            if loose is None or attr not in loose:
+                roots = [name for name, read in bases if read == attr]
+                if rooted is not None:
+                    roots += [name for name, read in rooted if read == attr]
+                if roots and all(self._fixed(u.scope, name) for name in roots):
+                    continue
+            push((self.need_attr, (attr,)))
+
+    def _fixed(self, scope: _Scope, name: str) -> bool:
+        """Whether ``name``, read in ``scope``, is a module-level name bound only to a module from outside the
+        tree (``import tensorflow as tf``), to a dotted name read from one (``FLAGS = tf.app.flags.FLAGS``), or to
+        the ``FLAGS`` of a name imported from outside the tree (``FLAGS = flags.FLAGS`` after ``from absl import
+        flags``). The interpreter gives the attributes of such a name from the module or the flag definitions:
+        no attribute stored by a statement of the file changes them."""
+        if self.resolve(scope, name) is not self.module:
+            return False
+        known = self.fixed.get(name)
+        if known is None:
+            self.fixed[name] = False  # (while deciding: ``a = b.x`` and ``b = a.y`` are not fixed)
+            self._wake(name, WRITES)
+            binders = self.binders.get((id(self.module), name))
+            known = self.fixed[name] = bool(binders) and all(self._fixed_binding(b, name) for b in binders)  # type: ignore[union-attr]
+        return known
+
+    def _fixed_binding(self, b: _Unit, name: str) -> bool:
+        node = b.node
+        if type(node) is ast.Import:
+            return b.external is not None and name in b.external
+        if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Name:
+            return False
+        value = node.value
+        attrs = []
+        while type(value) is ast.Attribute:
+            attrs.append(value.attr)
+            value = value.value
+        if not attrs or type(value) is not ast.Name:
+            return False
+        if self._fixed(b.scope, value.id):
+            return True
+        return attrs == ["FLAGS"] and self._external(b.scope, value.id)
 
     def need_attr(self, attr: str) -> None:
         if attr in self.needed_attrs:

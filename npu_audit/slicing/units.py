@@ -132,7 +132,7 @@ class _Unit:
                  "calls", "mentions", "binds", "attr_stores", "mutated", "seed", "uses", "attr_uses", "body_scope",
                  "glue", "is_method", "tainting", "star_calls", "receivers", "passes_self", "base_reads", "attr_mutated",
                  "inert_attrs", "attr_changes", "name_calls", "alias_of",
-                 "helper_call", "helper_consumer", "sessions", "external", "external_args")
+                 "helper_call", "helper_consumer", "sessions", "external", "external_args", "rooted", "loose_attrs")
 
     def __init__(self, node: ast.stmt, parent: Optional[_Unit], scope: _Scope):
         self.node = node
@@ -180,6 +180,11 @@ class _Unit:
         # arguments of calls into such a module that the interpreter does not model: (the name the callee is
         # reached through, names, attributes), needed only if that name is not such an import after all
         self.external_args: Optional[list[tuple[str, set[str], set[str], set[tuple[str, str]]]]] = None
+        # of ``attr_reads``: (root name, attribute) of an attribute read deeper in a dotted name or called as a
+        # method (``tf.train.Saver``: ``Saver``; ``np.mean(x)``: ``mean``; ``name.attr`` is in ``base_reads``),
+        # and the attributes read on what is no dotted name (``f().attr``, ``x[0].attr``)
+        self.rooted: Optional[set[tuple[str, str]]] = None
+        self.loose_attrs: Optional[set[str]] = None
 
 
 class _Builder:
@@ -557,6 +562,8 @@ class _Builder:
                         if not sink:
                             unit.uses.add(name)
                         continue
+                elif into is None:
+                    _record_root(unit, value, attr)
                 push((value, sink and (of is _NAME or of is _ATTRIBUTE), into))
             elif kind is _CALL:
                 self._call(node, unit, into, todo)  # type: ignore[arg-type]
@@ -609,11 +616,12 @@ class _Builder:
             if opaque and root is not func and type(root) is _NAME:
                 unit.receivers.add(root.id)
             unit.mentions.add(name)
+            base = func.value  # type: ignore[attr-defined]
             if into is not None:
                 into[1].add(name)
             else:
                 unit.attr_reads.add(name)
-            base = func.value  # type: ignore[attr-defined]
+                _record_root(unit, base, name)
             if helper and into is None and type(base) is _NAME and self._own_method_call(unit.scope, base.id, name):  # type: ignore[attr-defined]
                 # ``self.build()`` in a method of the class that defines ``build``: the receiver is an argument
                 # for the method's first parameter, needed as the method reads that parameter (whole, or only
@@ -698,6 +706,22 @@ class _Builder:
             unit.external_args = []
         unit.external_args.append((through, *part))
         todo.append((arg, True, part))
+
+
+def _record_root(unit: _Unit, base: ast.AST, attr: str) -> None:
+    """Note how ``attr``, read on ``base``, is reached: from the name a dotted ``base`` starts with
+    (``_Unit.rooted``), or from something else (``_Unit.loose_attrs``)."""
+    root = base
+    while type(root) is _ATTRIBUTE:
+        root = root.value  # type: ignore[attr-defined]
+    if type(root) is _NAME:
+        if unit.rooted is None:
+            unit.rooted = set()
+        unit.rooted.add((root.id, attr))  # type: ignore[attr-defined]
+    else:
+        if unit.loose_attrs is None:
+            unit.loose_attrs = set()
+        unit.loose_attrs.add(attr)
 
 
 def _call_free(node: ast.AST) -> bool:
