@@ -305,4 +305,21 @@ def names_config_api(job: FileJob) -> bool:
     words = set(_WORD.findall(raw))
     if not apis.isdisjoint(words):
         return True
-    return any(re.search(rb"[\"']%s[\"']|\.%s\s*=(?!=)" % (name, name), raw) for name in options.intersection(words))
+    return any(_writes_option(name, raw) for name in options.intersection(words))
+
+
+#: what stands before an option's name in quotes that defines a flag or an argument of that name
+#: (``flags.DEFINE_integer("iterations_per_loop", ...)``, ``parser.add_argument("precision_mode")``)
+_DEFINED_AS_FLAG = re.compile(rb"(?:DEFINE_\w*|add_argument)\(\s*(?:name\s*=\s*)?$")
+
+
+def _writes_option(name: bytes, raw: bytes) -> bool:
+    """Whether ``raw`` names option ``name`` as a string (``setattr(opts, "name", v)``, a TF1 key) or stores it
+    as an attribute (``opts.name = v``). A string that names a flag or an argument being defined is neither: what
+    its default does is ``caller_inputs``' business (the default's source is the defining file)."""
+    for match in re.finditer(rb"[\"']%s[\"']|\.%s\s*=(?!=)" % (name, name), raw):
+        start = match.start()
+        if raw[start] != 0x2E and _DEFINED_AS_FLAG.search(raw, max(0, start - 80), start):  # (0x2E: ".")
+            continue
+        return True
+    return False

@@ -361,15 +361,22 @@ def test_an_importer_that_writes_into_an_option_object_a_helper_returns_is_parse
 
 
 def test_an_option_name_counts_only_where_it_can_write_an_option(tmp_path):
-    """Option names such as input_shape or job are everyday words of model code: in a keyword argument or
-    an attribute read they write no option, so they alone do not make an importer a second-phase file;
-    as a string (a TF1 key, setattr) or an attribute stored (a TF2 option) they do."""
+    """Option names such as input_shape or job are everyday words of model code: in a keyword argument,
+    an attribute read or the name of a flag or argument defined they write no option, so they alone do not
+    make an importer a second-phase file; as a string (a TF1 key, setattr) or an attribute stored (a TF2
+    option) they do. (A flag's default that a helper writes makes the importer one through the helper's
+    caller inputs: test_an_importer_whose_flag_a_helper_reads_is_parsed.)"""
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "optimize.py").write_text(NPU_HELPER)  # (writes only a literal of its own)
     head = "import tensorflow as tf\nfrom optimize import session_config\n\nconfig = session_config()\n"
     for text, parsed in (("layer = tf.keras.layers.Dense(8, input_shape=(4,))\nshape = layer.input_shape\n", 1),
                          ("name = cluster.job\nready = cluster.job == 'worker'\n", 1),
+                         ("tf.app.flags.DEFINE_string('input_shape', '1,224,224,3', 'input shape')\n", 1),
+                         ("tf.app.flags.DEFINE_integer(\n    name='iterations_per_loop', default=10, help='')\n", 1),
+                         ("import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument(\n"
+                          "    'precision_mode', default='force_fp16')\n", 1),
+                         ("tf.app.flags.DEFINE_string('input_shape', '1', '')\nopts = {'input_shape': '1'}\n", 2),
                          ("opts = {}\nopts['input_shape'] = '1,224,224,3'\n", 2),
                          ("opts = config.experimental\nopts.job = 'localhost'\n", 2)):
         (proj / "launch.py").write_text(head + text)
