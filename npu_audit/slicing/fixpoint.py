@@ -327,15 +327,17 @@ class _Slicer:
         from outside the tree (``tf.train``, ``np.mean``, ``FLAGS.steps``: :meth:`_fixed`), which no statement of
         the file can change for the interpreter."""
         push = self.tasks.append
-        loose, rooted, bases = u.loose_attrs, u.rooted, u.base_reads
+        loose = u.loose_attrs
+        roots: dict[str, list[str]] = {}  # attribute -> the names it is read on
+        for pairs in (u.base_reads, u.rooted or ()):
+            for name, attr in pairs:
+                roots.setdefault(attr, []).append(name)
         for attr in u.attr_reads:
             if attr in self.needed_attrs:
                 continue
             if loose is None or attr not in loose:
-                roots = [name for name, read in bases if read == attr]
-                if rooted is not None:
-                    roots += [name for name, read in rooted if read == attr]
-                if roots and all(self._fixed(u.scope, name) for name in roots):
+                on = roots.get(attr)
+                if on and all(self._fixed(u.scope, name) for name in on):
                     continue
             push((self.need_attr, (attr,)))
 
