@@ -1147,3 +1147,76 @@ def test_names_of_a_module_from_outside_the_tree_ask_nothing_of_the_file(tmp_pat
     assert "self.mean = 0.5" not in lines  # (``np`` is no module of the tree in every case)
     report = same_both_ways(tmp_path, source, monkeypatch)
     assert "force_fp16" in json.dumps(report.configs)
+
+
+LAYER_PACKAGE = {
+    "__init__.py": "from npu_bridge.npu_init import *\nfrom . import ops\nfrom . import utils\nfrom . import layers\n{extra}",
+    "ops.py": (
+        "import tensorflow as tf\n\n\n"
+        "def set_gpu_fraction(mode):\n"
+        "    config = tf.ConfigProto()\n"
+        "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        '    custom_op.name = "NpuOptimizer"\n'
+        '    custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes(mode)\n'
+        "    return config\n\n\n"
+        "def relu(x):\n"
+        "    return tf.nn.relu(x)\n"
+    ),
+    "utils.py": "def flatten(x):\n    return x\n",
+    "layers.py": (
+        "import tensorflow as tf\n"
+        "from . import ops\n"
+        "from . import utils\n\n\n"
+        "class Layer(object):\n"
+        '    """A layer.\n\n'
+        "    >>> sess = tf.InteractiveSession()\n"
+        '    """\n\n'
+        "    def __init__(self, name):\n"
+        "        self.name = utils.flatten(name)\n\n\n"
+        "class Conv2d(Layer):\n"
+        "    def __init__(self, net, n_filter):\n"
+        '        Layer.__init__(self, "conv")\n'
+        "        self.outputs = ops.relu(tf.layers.conv2d(net, n_filter, 3))\n\n\n"
+        "def init_session(mode):\n"
+        "    return ops.set_gpu_fraction(mode)\n"
+    ),
+}
+
+MODEL_WITH_LAYERS = '''\
+from npu_bridge.npu_init import *
+from layerlib.layers import *
+from layerlib import *
+
+
+def build(images):
+    net = Conv2d(images, 64)
+    return net
+
+
+config = init_session("allow_mix_precision")
+model = build(None)
+'''
+
+
+@pytest.mark.parametrize(("extra", "precise"), [("", True), ("utils = ops\n", False)])
+def test_npu_names_of_a_package_module_follow_what_its_imports_export(tmp_path, monkeypatch, extra, precise):
+    # layers.py imports two modules of its package: ``ops`` can reach NPU code through ``set_gpu_fraction``
+    # alone, ``utils`` not at all (only the package as a whole can); a docstring's example runs nothing. So
+    # the layers, which call ``utils.flatten`` and ``ops.relu``, are no NPU names, and a model script's calls
+    # of them are left out. A package that binds ``utils`` to something else in its __init__ may give that
+    # instead of the submodule: then the layers count again, as every name of a star import of it does.
+    from npu_audit.slicing import TreeReach
+
+    package = tmp_path / "layerlib"
+    package.mkdir()
+    for name, text in LAYER_PACKAGE.items():
+        (package / name).write_text(text.format(extra=extra) if name == "__init__.py" else text, encoding="utf-8")
+    root = str(tmp_path.resolve())
+    exports = TreeReach(root, (root,)).exports("layerlib.layers", 0)
+    assert exports is not None and "init_session" in exports
+    assert ("Conv2d" in exports) is not precise and ("Layer" in exports) is not precise
+    lines = kept_in_tree(tmp_path, MODEL_WITH_LAYERS)
+    assert 'config = init_session("allow_mix_precision")' in lines
+    assert ("net = Conv2d(images, 64)" in lines) is not precise
+    report = same_both_ways(tmp_path, MODEL_WITH_LAYERS, monkeypatch, force_parse=True)  # (no NPU marker)
+    assert "allow_mix_precision" in json.dumps(report.configs)

@@ -48,12 +48,19 @@ def _merged(old: HelperUse, new: HelperUse, first: bool) -> HelperUse:
     return old | new  # type: ignore[operator]
 
 
+#: What a file's star imports of modules of the tree that can reach NPU code may bind that can: False, nothing
+#: (no such import); True, any name (the exports of one are not known); else the names (their exports).
+StarUse = Union[bool, frozenset]
+
+
 def _imports(tree: ast.Module, modules: frozenset[str], reaches: Optional[Reaches],
-             exports: Optional[Exports] = None) -> tuple[frozenset[str], dict[str, HelperUse], bool]:
+             exports: Optional[Exports] = None) -> tuple[frozenset[str], dict[str, HelperUse], StarUse]:
     """Local names bound by importing a seed module or from one (``import npu_device as npu``: ``npu``);
     local names imported from a module of the tree that can reach NPU code (``reaches(dotted, level)``),
-    with what of them can (``exports``; without it, anything); whether such a module is star-imported."""
-    seeds, star = set(), False
+    with what of them can (``exports``; without it, anything); what star imports of such modules bind that
+    can (:data:`StarUse`)."""
+    seeds = set()
+    star: StarUse = False
     helpers: dict[str, HelperUse] = {}
 
     def note(local: str, use: HelperUse) -> None:
@@ -81,15 +88,25 @@ def _imports(tree: ast.Module, modules: frozenset[str], reaches: Optional[Reache
                 if reaches is None:
                     continue
                 if alias.name == "*":
-                    star = star or reaches(dotted, node.level)
+                    if star is not True and reaches(dotted, node.level):
+                        use = module_use(dotted, node.level)
+                        star = True if use is None else use.union(star or ())
                     continue
                 submodule = f"{dotted}.{alias.name}" if dotted else alias.name
                 if reaches(submodule, node.level):
                     note(local, module_use(submodule, node.level))
-                elif reaches(dotted, node.level):
+                elif reaches(dotted, node.level) and not _submodule_only(reaches, dotted, alias.name, node.level):
                     use = module_use(dotted, node.level)
                     note(local, None if use is None else alias.name in use)
     return frozenset(seeds), helpers, star
+
+
+def _submodule_only(reaches: Reaches, dotted: str, name: str, level: int) -> bool:
+    """Whether ``from dotted import name`` can only give the submodule ``name``, a file of the tree (a package
+    that binds the name otherwise in its ``__init__`` may give something else): then whether it reaches NPU code
+    is the submodule's answer, not the package's (``from . import utils`` in a package whose other modules do)."""
+    check = getattr(reaches, "submodule_only", None)
+    return check is not None and check(dotted, name, level)
 
 
 class TreeReach:
@@ -121,6 +138,31 @@ class TreeReach:
         """Whether the module an import names is a file of the analysed tree (else the interpreter reads
         none of its code: an unmodelled call into it has an unknown value)."""
         return self._resolve(dotted, level, self.folder) is not None
+
+    # (path, size, mtime) of a package's __init__ -> the names it binds other than as its own submodules
+    _bound_otherwise: dict[tuple[str, int, int], Optional[frozenset[str]]] = {}
+
+    def submodule_only(self, dotted: str, name: str, level: int) -> bool:
+        """:func:`_submodule_only`: ``dotted`` is a package (an ``__init__.py`` of the tree) with a submodule
+        ``name``, and its ``__init__`` binds ``name`` only as that submodule (``from . import name``) or not at
+        all."""
+        if self._resolve(f"{dotted}.{name}" if dotted else name, level, self.folder) is None:
+            return False
+        package = self._resolve(dotted, level, self.folder)
+        if package is None or os.path.basename(package) != "__init__.py":
+            return False
+        try:
+            st = os.stat(package)
+        except OSError:
+            return False
+        key = (package, st.st_size, st.st_mtime_ns)
+        if key not in self._bound_otherwise:
+            if len(self._bound_otherwise) > 10_000:
+                self._bound_otherwise.clear()
+            there = TreeReach(os.path.dirname(package), self.roots, self.budget)
+            self._bound_otherwise[key] = _bound_otherwise(package, there.in_tree)
+        bound = self._bound_otherwise[key]
+        return bound is not None and name not in bound
 
     def __call__(self, dotted: str, level: int) -> bool:
         found = self._resolve(dotted, level, self.folder)
@@ -188,8 +230,10 @@ class TreeReach:
         code) through which a call can reach it, or None when that cannot be told. A name counts when its
         statement holds an NPU marker, names an API the interpreter models or a flag definition, or
         reads a name imported from a module of the tree that can reach NPU code (or a name imported so,
-        re-exported), or, until nothing changes, reads a name that counts. Words of the source are
-        read, strings and comments too (more names count than could: what counts is kept)."""
+        re-exported; of a module imported whole whose NPU names are known, one of those names), or, until
+        nothing changes, reads a name that counts; the NPU names a star import brings count too. Words of the
+        source are read, strings and comments too (more names count than could: what counts is kept), but not
+        docstrings, which run nothing. A module whose imports lead back to it while it is read gives None."""
         found = self._resolve(dotted, level, self.folder)
         if found is None:
             return None
@@ -201,6 +245,7 @@ class TreeReach:
         if key not in self._exported:
             if len(self._exported) > 10_000:
                 self._exported.clear()
+            self._exported[key] = None  # (while it is read: a module its imports lead back to gives no answer)
             self._exported[key] = self._exports_of(found)
         return self._exported[key]
 
@@ -216,13 +261,70 @@ class TreeReach:
         if tree is None:
             return None
         there = TreeReach(os.path.dirname(path), self.roots, self.budget)
-        _seeds, helpers, star = _imports(tree, frozenset(), there)
-        if star:
-            return None  # (a star import of such a module: any name may be one of its)
-        carriers = frozenset(helpers)
+        _seeds, helpers, star = _imports(tree, frozenset(), there, there.exports)
+        if star is True:
+            return None  # (a star import of such a module whose exports are not known: any name may be one of its)
+        # a module of the tree imported whole, whose exports are known (``from . import ops``): a statement reaches
+        # its NPU code only through one of those (``ops.set_gpu_fraction()``), so they are the words to look for,
+        # not the module's name (``ops`` is also a word of ``tensorflow.python.ops``); it stays an export itself
+        modules = {name: use for name, use in helpers.items() if isinstance(use, frozenset)}
+        carriers = frozenset(name for name in helpers if name not in modules).union(*modules.values())
         wanted = self.identifiers | carriers
 
         def is_seed(segment: str) -> bool:
             return bool(wanted.intersection(IDENTIFIER_WORD.findall(segment))) or bool(MARKER_TEXT_RE.search(segment))
 
-        return frozenset(carrying_names(tree, source.text, is_seed, exact=False, given=carriers))
+        return frozenset(carrying_names(tree, _without_docstrings(tree, source.text), is_seed, exact=False,
+                                        given=carriers)).union(modules, star or ())
+
+
+def _without_docstrings(tree: ast.Module, text: str) -> str:
+    """``text`` with every string that stands as a statement of its own blanked, line breaks kept: a docstring
+    runs nothing (``>>> sess = tf.InteractiveSession()`` in a usage example)."""
+    lines: Optional[list[str]] = None
+    for stmt in _statements(tree.body):
+        if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Constant or type(stmt.value.value) is not str:
+            continue
+        if lines is None:
+            lines = text.splitlines(keepends=True)
+        first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+        for k in range(first, last + 1):
+            line = lines[k]
+            body = line.rstrip("\r\n")
+            a = _column(body, stmt.col_offset) if k == first else 0
+            b = _column(body, stmt.end_col_offset) if k == last and stmt.end_col_offset is not None else len(body)
+            lines[k] = body[:a] + " " * (b - a) + body[b:] + line[len(body):]
+    return text if lines is None else "".join(lines)
+
+
+def _column(line: str, offset: int) -> int:
+    """The character column of CPython's ``offset`` (UTF-8 bytes) in ``line``."""
+    if line.isascii():
+        return offset
+    return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
+
+
+def _bound_otherwise(package: str, in_tree: Callable[[str, int], bool]) -> Optional[frozenset[str]]:
+    """The names a package's ``__init__`` binds at any depth, except by importing its own submodule of that
+    name (``from . import utils``); None when it cannot be read or star-imports a module of the tree (a star
+    import from outside the tree binds nothing the interpreter reads)."""
+    from npu_audit.relevance import bound_names
+    from npu_audit.source import ReadProblem, read_source
+    from npu_audit.syntax import python_tree
+
+    source = read_source(package, package, DEFAULT_MAX_BYTES, lenient=True)
+    if isinstance(source, ReadProblem):
+        return None
+    tree = python_tree(source.text)
+    if tree is None:
+        return None
+    out: set[str] = set()
+    for stmt in _statements(tree.body):
+        if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and not stmt.module:
+            out.update(alias.asname for alias in stmt.names if alias.asname and alias.asname != alias.name)
+        elif isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
+            if stmt.level or in_tree(stmt.module or "", 0):
+                return None  # (a star import of a module of the tree may bind any name)
+        else:
+            out.update(bound_names(stmt))
+    return frozenset(out)

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Callable, Optional, Union
 
-from npu_audit.slicing.reach import HelperUse, _carries_npu
+from npu_audit.slicing.reach import HelperUse, StarUse, _carries_npu
 from npu_audit.slicing.seeds import (
     _ATTRIBUTE,
     _BUILTINS,
@@ -202,7 +202,7 @@ class _Builder:
     read at once. ``lazy=False`` reads every statement at once."""
 
     def __init__(self, tree: ast.Module, lines: list[str], identifiers: frozenset[str],
-                 helpers: Optional[dict[str, HelperUse]] = None, star_helpers: bool = False,
+                 helpers: Optional[dict[str, HelperUse]] = None, star_helpers: StarUse = False,
                  in_tree: Optional[Callable[[str, int], bool]] = None, modelled: frozenset[str] = frozenset(),
                  sessions: frozenset[str] = frozenset(), lazy: bool = True):
         self.lines = lines
@@ -609,7 +609,8 @@ class _Builder:
                     unit.helper_call = True
                 else:  # not one of its exports: it matters only through what it is handed (a config)
                     consumer = unit.helper_consumer = True
-            elif self.star_helpers and not helper and root.id not in _BUILTINS:
+            elif self.star_helpers and not helper and root.id not in _BUILTINS and (
+                    self.star_helpers is True or root.id in self.star_helpers):
                 unit.star_calls.add(root.id)
         if by_attribute:
             opaque = name not in HANDLED_METHODS and not helper
