@@ -251,15 +251,11 @@ class TreeReach:
 
     def _exports_of(self, path: str) -> Optional[frozenset[str]]:
         from npu_audit.relevance import carrying_names
-        from npu_audit.source import ReadProblem, read_source
-        from npu_audit.syntax import python_tree
 
-        source = read_source(path, path, DEFAULT_MAX_BYTES, lenient=True)
-        if isinstance(source, ReadProblem):
+        read = _read_tree(path)
+        if read is None:
             return None
-        tree = python_tree(source.text)
-        if tree is None:
-            return None
+        text, tree = read
         there = TreeReach(os.path.dirname(path), self.roots, self.budget)
         _seeds, helpers, star = _imports(tree, frozenset(), there, there.exports)
         if star is True:
@@ -274,7 +270,7 @@ class TreeReach:
         def is_seed(segment: str) -> bool:
             return bool(wanted.intersection(IDENTIFIER_WORD.findall(segment))) or bool(MARKER_TEXT_RE.search(segment))
 
-        return frozenset(carrying_names(tree, _without_docstrings(tree, source.text), is_seed, exact=False,
+        return frozenset(carrying_names(tree, _without_docstrings(tree, text), is_seed, exact=False,
                                         given=carriers)).union(modules, star or ())
 
 
@@ -309,15 +305,11 @@ def _bound_otherwise(package: str, in_tree: Callable[[str, int], bool]) -> Optio
     name (``from . import utils``); None when it cannot be read or star-imports a module of the tree (a star
     import from outside the tree binds nothing the interpreter reads)."""
     from npu_audit.relevance import bound_names
-    from npu_audit.source import ReadProblem, read_source
-    from npu_audit.syntax import python_tree
 
-    source = read_source(package, package, DEFAULT_MAX_BYTES, lenient=True)
-    if isinstance(source, ReadProblem):
+    read = _read_tree(package)
+    if read is None:
         return None
-    tree = python_tree(source.text)
-    if tree is None:
-        return None
+    tree = read[1]
     out: set[str] = set()
     for stmt in _statements(tree.body):
         if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and not stmt.module:
@@ -328,3 +320,15 @@ def _bound_otherwise(package: str, in_tree: Callable[[str, int], bool]) -> Optio
         else:
             out.update(bound_names(stmt))
     return frozenset(out)
+
+
+def _read_tree(path: str) -> Optional[tuple[str, ast.Module]]:
+    """The text of a module of the tree and CPython's ast of it; None when it cannot be read or parsed."""
+    from npu_audit.source import ReadProblem, read_source
+    from npu_audit.syntax import python_tree
+
+    source = read_source(path, path, DEFAULT_MAX_BYTES, lenient=True)
+    if isinstance(source, ReadProblem):
+        return None
+    tree = python_tree(source.text)
+    return None if tree is None else (source.text, tree)
