@@ -1220,3 +1220,23 @@ def test_npu_names_of_a_package_module_follow_what_its_imports_export(tmp_path, 
     assert ("net = Conv2d(images, 64)" in lines) is not precise
     report = same_both_ways(tmp_path, MODEL_WITH_LAYERS, monkeypatch, force_parse=True)  # (no NPU marker)
     assert "allow_mix_precision" in json.dumps(report.configs)
+
+
+def test_a_long_chain_of_helper_modules_is_read_without_exhausting_the_stack(tmp_path, monkeypatch):
+    # the NPU names of a module follow those of the modules it imports, read in turn: a chain of 300 modules
+    # (each calling the next, the last building the config) stops being followed at a fixed depth, where any
+    # name counts, instead of failing the analysis with a RecursionError
+    last = 300
+    for i in range(last):
+        (tmp_path / f"m{i}.py").write_text(f"from m{i + 1} import build as step\n\n\ndef build(mode):\n"
+                                           "    return step(mode)\n", encoding="utf-8")
+    (tmp_path / f"m{last}.py").write_text(
+        "import tensorflow as tf\n\n\ndef build(mode):\n    config = tf.ConfigProto()\n"
+        "    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+        '    custom_op.name = "NpuOptimizer"\n    return config\n', encoding="utf-8")
+    source = ("import tensorflow as tf\nfrom m0 import build\n\nconfig = build('x')\n"
+              "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+              "custom_op.parameter_map['precision_mode'].s = b'force_fp16'\n")
+    report = analyse(tmp_path, source, monkeypatch, whole=False)  # (asserts no internal error)
+    assert "config = build('x')" in kept_in_tree(tmp_path, source)
+    assert report.parsed

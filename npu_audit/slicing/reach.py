@@ -109,6 +109,12 @@ def _submodule_only(reaches: Reaches, dotted: str, name: str, level: int) -> boo
     return check is not None and check(dotted, name, level)
 
 
+#: How many modules deep :meth:`TreeReach.exports` reads the exports of a module's imports before it answers
+#: "not known" (any name may be an NPU name): the reading recurses, and a chain of hundreds of modules would
+#: exhaust Python's stack.
+_EXPORTS_DEPTH = 16
+
+
 class TreeReach:
     """``reaches(dotted, level)`` for the files of one folder: whether an import leads to a file below
     ``roots`` that holds an NPU marker or imports (transitively) one that does. What a file holds (a
@@ -139,6 +145,8 @@ class TreeReach:
         none of its code: an unmodelled call into it has an unknown value)."""
         return self._resolve(dotted, level, self.folder) is not None
 
+    # how many modules are being read for their exports, each for the one before (:data:`_EXPORTS_DEPTH`)
+    _exports_depth = 0
     # (path, size, mtime) of a package's __init__ -> the names it binds other than as its own submodules
     _bound_otherwise: dict[tuple[str, int, int], Optional[frozenset[str]]] = {}
 
@@ -243,10 +251,16 @@ class TreeReach:
             return None
         key = (found, st.st_size, st.st_mtime_ns, self.identifiers)
         if key not in self._exported:
+            if TreeReach._exports_depth >= _EXPORTS_DEPTH:
+                return None  # (a long chain of modules, each read for the exports of the next: not known)
             if len(self._exported) > 10_000:
                 self._exported.clear()
             self._exported[key] = None  # (while it is read: a module its imports lead back to gives no answer)
-            self._exported[key] = self._exports_of(found)
+            TreeReach._exports_depth += 1
+            try:
+                self._exported[key] = self._exports_of(found)
+            finally:
+                TreeReach._exports_depth -= 1
         return self._exported[key]
 
     def _exports_of(self, path: str) -> Optional[frozenset[str]]:
