@@ -1240,3 +1240,18 @@ def test_a_long_chain_of_helper_modules_is_read_without_exhausting_the_stack(tmp
     report = analyse(tmp_path, source, monkeypatch, whole=False)  # (asserts no internal error)
     assert "config = build('x')" in kept_in_tree(tmp_path, source)
     assert report.parsed
+
+
+def test_a_long_chain_of_aliases_of_a_module_is_sliced_without_exhausting_the_stack(tmp_path, monkeypatch):
+    # whether ``aN.mode`` can be changed by a store of the file follows aN back, alias by alias, to ``tf``: past
+    # a fixed depth it is not followed (the stores are kept) instead of failing the analysis with a RecursionError
+    aliases = "".join(f"a{i} = a{i - 1}.v1\n" for i in range(1, 3000))
+    source = ("import tensorflow as tf\na0 = tf.compat\n" + aliases + "config = tf.ConfigProto()\n"
+              "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()\n"
+              'custom_op.name = "NpuOptimizer"\n'
+              "custom_op.parameter_map['precision_mode'].s = a2999.mode\n\n\n"
+              "class Trainer(object):\n    def configure(self):\n        self.mode = 'force_fp16'\n")
+    lines = kept_in_tree(tmp_path, source)
+    assert "custom_op.parameter_map['precision_mode'].s = a2999.mode" in lines
+    assert "self.mode = 'force_fp16'" in lines  # (not known to be fixed: the store may change a2999.mode)
+    analyse(tmp_path, source, monkeypatch, whole=False)  # (asserts no internal error)

@@ -13,6 +13,10 @@ from npu_audit.slicing.seeds import _FUNCS
 from npu_audit.slicing.units import DEFINES, MENTIONS, WRITES, _Builder, _Scope, _Unit
 from npu_audit.syntax import python_children
 
+#: How many names deep :meth:`_Slicer._fixed` follows aliases (``FLAGS = tf.app.flags.FLAGS``, each deciding the
+#: name it reads first) before it answers "not fixed": a chain of thousands would exhaust Python's stack.
+_FIXED_DEPTH = 32
+
 
 class _Slicer:
     """The fixed point over the units (see :mod:`npu_audit.slicing`)."""
@@ -41,6 +45,7 @@ class _Slicer:
         self.needed_as_base: set[tuple[int, str]] = set()  # (only its attributes are read: ``need_base``)
         self.needed_attrs: set[str] = set()
         self.fixed: dict[str, bool] = {}  # module-level names whose attributes no statement changes (_fixed)
+        self.fixed_depth = 0  # (names being decided, each for the one before: _FIXED_DEPTH)
         self.tainted: set[tuple[int, str]] = set()
         self.tainted_attrs: set[str] = set()
         self.relevant: set[int] = set()
@@ -351,10 +356,17 @@ class _Slicer:
             return False
         known = self.fixed.get(name)
         if known is None:
+            if self.fixed_depth >= _FIXED_DEPTH:
+                return False  # (a long chain of aliases, ``a2 = a1.x``, ``a1 = a0.x``, ...: not followed)
             self.fixed[name] = False  # (while deciding: ``a = b.x`` and ``b = a.y`` are not fixed)
             self._wake(name, WRITES)
             binders = self.binders.get((id(self.module), name))
-            known = self.fixed[name] = bool(binders) and all(self._fixed_binding(b, name) for b in binders)  # type: ignore[union-attr]
+            self.fixed_depth += 1
+            try:
+                known = bool(binders) and all(self._fixed_binding(b, name) for b in binders)  # type: ignore[union-attr]
+            finally:
+                self.fixed_depth -= 1
+            self.fixed[name] = known
         return known
 
     def _fixed_binding(self, b: _Unit, name: str) -> bool:
