@@ -1255,3 +1255,31 @@ def test_a_long_chain_of_aliases_of_a_module_is_sliced_without_exhausting_the_st
     assert "custom_op.parameter_map['precision_mode'].s = a2999.mode" in lines
     assert "self.mode = 'force_fp16'" in lines  # (not known to be fixed: the store may change a2999.mode)
     analyse(tmp_path, source, monkeypatch, whole=False)  # (asserts no internal error)
+
+
+@pytest.mark.parametrize("init", ["from .ops import set_gpu_fraction as utils\n", "import ops as utils\n"])
+def test_a_package_that_imports_another_module_under_a_submodule_name_answers_for_it(tmp_path, init):
+    # ``from . import utils`` in a package whose __init__ binds ``utils`` by an import of its own may give that
+    # import, not the submodule: the package's answer counts (the layers stay NPU names)
+    package = tmp_path / "layerlib"
+    package.mkdir()
+    for name, text in LAYER_PACKAGE.items():
+        (package / name).write_text(text.format(extra=init) if name == "__init__.py" else text, encoding="utf-8")
+    from npu_audit.slicing import TreeReach
+
+    root = str(tmp_path.resolve())
+    exports = TreeReach(root, (root,)).exports("layerlib.layers", 0)
+    assert exports is None or "Layer" in exports
+
+
+def test_a_docstring_is_blanked_on_the_lines_python_counts(tmp_path):
+    # a form feed is no line break for Python (str.splitlines takes it for one): the string statement blanked
+    # is the one on CPython's line, and the call beside it stays an NPU name's
+    (tmp_path / "ops.py").write_text(LAYER_PACKAGE["ops.py"], encoding="utf-8")
+    (tmp_path / "session.py").write_text(
+        "import ops\n# page\x0cbreak\n\n\ndef init_session(mode):\n    return ops.set_gpu_fraction(mode)\n"
+        '    """Unreachable, but a string statement."""\n', encoding="utf-8")
+    from npu_audit.slicing import TreeReach
+
+    root = str(tmp_path.resolve())
+    assert "init_session" in TreeReach(root, (root,)).exports("session", 0)

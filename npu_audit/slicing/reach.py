@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterable
 from typing import Callable, Optional, Union
 
@@ -291,27 +292,24 @@ class TreeReach:
 def _without_docstrings(tree: ast.Module, text: str) -> str:
     """``text`` with every string that stands as a statement of its own blanked, line breaks kept: a docstring
     runs nothing (``>>> sess = tf.InteractiveSession()`` in a usage example)."""
-    lines: Optional[list[str]] = None
-    for stmt in _statements(tree.body):
-        if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Constant or type(stmt.value.value) is not str:
-            continue
-        if lines is None:
-            lines = text.splitlines(keepends=True)
-        first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
-        for k in range(first, last + 1):
-            line = lines[k]
-            body = line.rstrip("\r\n")
-            a = _column(body, stmt.col_offset) if k == first else 0
-            b = _column(body, stmt.end_col_offset) if k == last and stmt.end_col_offset is not None else len(body)
-            lines[k] = body[:a] + " " * (b - a) + body[b:] + line[len(body):]
-    return text if lines is None else "".join(lines)
+    from npu_audit.syntax.source import Source
+
+    strings = sorted((stmt.lineno, stmt.col_offset, stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+                      for stmt in _statements(tree.body)
+                      if type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and type(stmt.value.value) is str)
+    if not strings:
+        return text
+    source = Source(text)  # (CPython's lines and byte columns)
+    pieces: list[str] = []
+    at = 0
+    for line, column, end_line, end_column in strings:
+        start, end = source.offset(line, column), source.offset(end_line, end_column)
+        pieces += (text[at:start], _NOT_A_LINE_BREAK.sub(" ", text[start:end]))
+        at = end
+    return "".join(pieces) + text[at:]
 
 
-def _column(line: str, offset: int) -> int:
-    """The character column of CPython's ``offset`` (UTF-8 bytes) in ``line``."""
-    if line.isascii():
-        return offset
-    return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "ignore"))
+_NOT_A_LINE_BREAK = re.compile(r"[^\r\n]")  # (Python's line breaks: npu_audit.text.LINE_BREAK)
 
 
 def _bound_otherwise(package: str, in_tree: Callable[[str, int], bool]) -> Optional[frozenset[str]]:
@@ -326,13 +324,18 @@ def _bound_otherwise(package: str, in_tree: Callable[[str, int], bool]) -> Optio
     tree = read[1]
     out: set[str] = set()
     for stmt in _statements(tree.body):
-        if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and not stmt.module:
-            out.update(alias.asname for alias in stmt.names if alias.asname and alias.asname != alias.name)
-        elif isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out.update(bound_names(stmt))  # (not the names imports bind: below)
+            continue
+        if isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
             if stmt.level or in_tree(stmt.module or "", 0):
                 return None  # (a star import of a module of the tree may bind any name)
-        else:
-            out.update(bound_names(stmt))
+            continue
+        own = isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and not stmt.module  # (``from . import x``)
+        for alias in stmt.names:
+            local = alias.asname or alias.name.split(".")[0]
+            if not (own and local == alias.name):
+                out.add(local)
     return frozenset(out)
 
 
