@@ -308,18 +308,24 @@ def names_config_api(job: FileJob) -> bool:
     return any(_writes_option(name, raw) for name in options.intersection(words))
 
 
-#: what stands before an option's name in quotes that defines a flag or an argument of that name
-#: (``flags.DEFINE_integer("iterations_per_loop", ...)``, ``parser.add_argument("precision_mode")``)
-_DEFINED_AS_FLAG = re.compile(rb"(?:DEFINE_\w*|add_argument)\(\s*(?:name\s*=\s*)?$")
+_defined_as_flag: Optional[re.Pattern[bytes]] = None
 
 
 def _writes_option(name: bytes, raw: bytes) -> bool:
     """Whether ``raw`` names option ``name`` as a string (``setattr(opts, "name", v)``, a TF1 key) or stores it
-    as an attribute (``opts.name = v``). A string that names a flag or an argument being defined is neither: what
-    its default does is ``caller_inputs``' business (the default's source is the defining file)."""
+    as an attribute (``opts.name = v``). A string that names a flag or an argument being defined
+    (``flags.DEFINE_integer("iterations_per_loop", ...)``, ``parser.add_argument("precision_mode")``: a call of
+    ``slicing.DEFINITION_CALLS``) is neither: what its default does is ``caller_inputs``' business (the
+    default's source is the defining file)."""
+    global _defined_as_flag
+    if _defined_as_flag is None:
+        from npu_audit.slicing import DEFINITION_CALLS
+
+        calls = b"|".join(re.escape(call.encode("ascii")) for call in sorted(DEFINITION_CALLS))
+        _defined_as_flag = re.compile(rb"\b(?:%s)\(\s*(?:name\s*=\s*)?$" % calls)
     for match in re.finditer(rb"[\"']%s[\"']|\.%s\s*=(?!=)" % (name, name), raw):
         start = match.start()
-        if raw[start] != 0x2E and _DEFINED_AS_FLAG.search(raw, max(0, start - 80), start):  # (0x2E: ".")
+        if raw[start] != 0x2E and _defined_as_flag.search(raw, max(0, start - 80), start):  # (0x2E: ".")
             continue
         return True
     return False

@@ -9,7 +9,7 @@ import ast
 from collections import deque
 from typing import Callable, Optional
 
-from npu_audit.slicing.seeds import _FUNCS
+from npu_audit.slicing.seeds import _FUNCS, _dotted_root
 from npu_audit.slicing.units import DEFINES, MENTIONS, WRITES, _Builder, _Scope, _Unit
 from npu_audit.syntax import python_children
 
@@ -259,9 +259,7 @@ class _Slicer:
                 continue
             if kind is ast.Attribute:
                 if node.attr == name:  # type: ignore[attr-defined]
-                    root = node.value  # type: ignore[attr-defined]
-                    while type(root) is ast.Attribute:
-                        root = root.value  # type: ignore[attr-defined]
+                    root = _dotted_root(node.value)  # type: ignore[attr-defined]
                     if type(root) is not ast.Name or not self._external(site.scope, root.id):  # type: ignore[attr-defined]
                         return True
                     outside = True

@@ -63,6 +63,13 @@ def _statements(body: list[ast.stmt]):
             todo.extend(reversed(case.body))
 
 
+def _dotted_root(node: ast.AST) -> ast.AST:
+    """What a dotted name starts with: ``tf`` of ``tf.train.Saver``; ``node`` itself when it is no attribute."""
+    while type(node) is _ATTRIBUTE:
+        node = node.value  # type: ignore[attr-defined]
+    return node
+
+
 def _callee_name(func: ast.expr) -> str:
     """The last name of a call's callee (``tf.compat.v1.Session`` -> ``Session``), or ""."""
     return func.attr if type(func) is _ATTRIBUTE else func.id if type(func) is _NAME else ""  # type: ignore[attr-defined]

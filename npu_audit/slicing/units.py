@@ -28,6 +28,7 @@ from npu_audit.slicing.seeds import (
     DEFINITION_CALLS,
     HANDLED_METHODS,
     _callee_name,
+    _dotted_root,
     _marker_lines,
     _statements,
 )
@@ -214,7 +215,7 @@ class _Builder:
         # local names imported from modules of the tree that can reach NPU code, with what of them does
         self.helpers: dict[str, HelperUse] = helpers or {}
         self.marker_lines = _marker_lines(lines)  # sorted numbers of the lines holding an NPU marker
-        self.star_helpers = star_helpers  # a `from m import *` of such a module
+        self.star_helpers = star_helpers  # what `from m import *` of such modules binds that can (StarUse)
         self.star_in_tree = False  # a `from m import *` of any module of the tree (it may bind any name)
         self.def_names: set[str] = set()
         self.statement_count = 0  # statements of the file at any depth, read or not
@@ -563,7 +564,7 @@ class _Builder:
                             unit.uses.add(name)
                         continue
                 elif into is None:
-                    _record_root(unit, value, attr)
+                    _record_root(unit, _dotted_root(value), attr)
                 push((value, sink and (of is _NAME or of is _ATTRIBUTE), into))
             elif kind is _CALL:
                 self._call(node, unit, into, todo)  # type: ignore[arg-type]
@@ -598,9 +599,7 @@ class _Builder:
         if by_attribute and self._inherited_from_npu_base(unit.scope, func.value, name):  # type: ignore[attr-defined]
             unit.seed = "config"  # ``self.configure()`` of a base class of another module that can reach NPU code
             unit.helper_call = True
-        root = func
-        while type(root) is _ATTRIBUTE:
-            root = root.value  # type: ignore[attr-defined]
+        root = _dotted_root(func)
         consumer = False
         if type(root) is _NAME:
             if root.id in self.helpers:
@@ -617,12 +616,12 @@ class _Builder:
             if opaque and root is not func and type(root) is _NAME:
                 unit.receivers.add(root.id)
             unit.mentions.add(name)
-            base = func.value  # type: ignore[attr-defined]
             if into is not None:
                 into[1].add(name)
             else:
                 unit.attr_reads.add(name)
-                _record_root(unit, base, name)
+                _record_root(unit, root, name)
+            base = func.value  # type: ignore[attr-defined]
             if helper and into is None and type(base) is _NAME and self._own_method_call(unit.scope, base.id, name):  # type: ignore[attr-defined]
                 # ``self.build()`` in a method of the class that defines ``build``: the receiver is an argument
                 # for the method's first parameter, needed as the method reads that parameter (whole, or only
@@ -669,9 +668,7 @@ class _Builder:
     def _npu_name(self, node: ast.expr) -> bool:
         """Whether ``node`` (a base class) is reached through a name imported from a module of the tree that
         can reach NPU code, and may be one of its NPU names."""
-        root = node
-        while type(root) is _ATTRIBUTE:
-            root = root.value  # type: ignore[attr-defined]
+        root = _dotted_root(node)
         return type(root) is _NAME and root.id in self.helpers and _carries_npu(  # type: ignore[attr-defined]
             self.helpers[root.id], node, root)  # type: ignore[arg-type,attr-defined]
 
@@ -709,12 +706,9 @@ class _Builder:
         todo.append((arg, True, part))
 
 
-def _record_root(unit: _Unit, base: ast.AST, attr: str) -> None:
-    """Note how ``attr``, read on ``base``, is reached: from the name a dotted ``base`` starts with
-    (``_Unit.rooted``), or from something else (``_Unit.loose_attrs``)."""
-    root = base
-    while type(root) is _ATTRIBUTE:
-        root = root.value  # type: ignore[attr-defined]
+def _record_root(unit: _Unit, root: ast.AST, attr: str) -> None:
+    """Note how ``attr`` is reached, ``root`` being what the dotted name it is read on starts with
+    (:func:`_dotted_root`): from a name (``_Unit.rooted``), or from something else (``_Unit.loose_attrs``)."""
     if type(root) is _NAME:
         if unit.rooted is None:
             unit.rooted = set()
