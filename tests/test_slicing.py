@@ -1198,13 +1198,9 @@ model = build(None)
 '''
 
 
-@pytest.mark.parametrize(("extra", "precise"), [("", True), ("utils = ops\n", False)])
-def test_npu_names_of_a_package_module_follow_what_its_imports_export(tmp_path, monkeypatch, extra, precise):
-    # layers.py imports two modules of its package: ``ops`` can reach NPU code through ``set_gpu_fraction``
-    # alone, ``utils`` not at all (only the package as a whole can); a docstring's example runs nothing. So
-    # the layers, which call ``utils.flatten`` and ``ops.relu``, are no NPU names, and a model script's calls
-    # of them are left out. A package that binds ``utils`` to something else in its __init__ may give that
-    # instead of the submodule: then the layers count again, as every name of a star import of it does.
+def layer_package_exports(tmp_path: Path, extra: str):
+    """The NPU names of ``layerlib.layers`` (:data:`LAYER_PACKAGE` written under ``tmp_path``, its __init__
+    ending with ``extra``)."""
     from npu_audit.slicing import TreeReach
 
     package = tmp_path / "layerlib"
@@ -1212,7 +1208,17 @@ def test_npu_names_of_a_package_module_follow_what_its_imports_export(tmp_path, 
     for name, text in LAYER_PACKAGE.items():
         (package / name).write_text(text.format(extra=extra) if name == "__init__.py" else text, encoding="utf-8")
     root = str(tmp_path.resolve())
-    exports = TreeReach(root, (root,)).exports("layerlib.layers", 0)
+    return TreeReach(root, (root,)).exports("layerlib.layers", 0)
+
+
+@pytest.mark.parametrize(("extra", "precise"), [("", True), ("utils = ops\n", False)])
+def test_npu_names_of_a_package_module_follow_what_its_imports_export(tmp_path, monkeypatch, extra, precise):
+    # layers.py imports two modules of its package: ``ops`` can reach NPU code through ``set_gpu_fraction``
+    # alone, ``utils`` not at all (only the package as a whole can); a docstring's example runs nothing. So
+    # the layers, which call ``utils.flatten`` and ``ops.relu``, are no NPU names, and a model script's calls
+    # of them are left out. A package that binds ``utils`` to something else in its __init__ may give that
+    # instead of the submodule: then the layers count again, as every name of a star import of it does.
+    exports = layer_package_exports(tmp_path, extra)
     assert exports is not None and "init_session" in exports
     assert ("Conv2d" in exports) is not precise and ("Layer" in exports) is not precise
     lines = kept_in_tree(tmp_path, MODEL_WITH_LAYERS)
@@ -1261,14 +1267,7 @@ def test_a_long_chain_of_aliases_of_a_module_is_sliced_without_exhausting_the_st
 def test_a_package_that_imports_another_module_under_a_submodule_name_answers_for_it(tmp_path, init):
     # ``from . import utils`` in a package whose __init__ binds ``utils`` by an import of its own may give that
     # import, not the submodule: the package's answer counts (the layers stay NPU names)
-    package = tmp_path / "layerlib"
-    package.mkdir()
-    for name, text in LAYER_PACKAGE.items():
-        (package / name).write_text(text.format(extra=init) if name == "__init__.py" else text, encoding="utf-8")
-    from npu_audit.slicing import TreeReach
-
-    root = str(tmp_path.resolve())
-    exports = TreeReach(root, (root,)).exports("layerlib.layers", 0)
+    exports = layer_package_exports(tmp_path, init)
     assert exports is None or "Layer" in exports
 
 
