@@ -111,11 +111,14 @@ def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ..
     folder of item ``i``, as path parts), largest first: the tree of folders is split from the top until
     each part holds at most a sixteenth of one worker's share (at least 32 items, at most 512), so that a
     worker analyses a project's files one after the other and reads the helper modules they share once, where
-    consecutive chunks of 32 spread a project over every worker, each parsing its helpers again. The
-    largest parts go first and the smallest last, so that the workers finish together."""
+    consecutive chunks of 32 spread a project over every worker, each parsing its helpers again. Fewer items
+    than that make parts of at most an equal share per worker, so that no worker waits while another analyses
+    them all (a second phase of a few files of one project). The largest parts go first and the smallest last,
+    so that the workers finish together."""
     if not pending:
         return []
-    limit = min(_MAX_FOLDER_CHUNK, max(32, len(pending) // (workers * 16)))
+    share = -(-len(pending) // workers)
+    limit = min(_MAX_FOLDER_CHUNK, max(32, len(pending) // (workers * 16)), share)
     parts: list[list[int]] = []
     todo = [(sorted(pending, key=lambda i: folders[i]), 0)]  # (items of a folder, its depth), in path order
     while todo:

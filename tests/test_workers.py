@@ -122,6 +122,16 @@ def test_the_files_of_one_project_go_to_one_worker_together_largest_projects_fir
     assert [len(c) for c in flat] == [32, 32, 32, 4] and [i for c in flat for i in c] == list(range(100))
 
 
+def test_a_few_files_of_one_project_are_shared_among_the_workers():
+    """Fewer files than a chunk holds (a second phase of four files of one project) are not all handed to one
+    worker while the other waits: each worker gets an equal share."""
+    from npu_audit.workers import _folder_chunks
+
+    chunks = _folder_chunks([0, 1, 2, 3], 2, [("zoo", "edvr", "tools")] * 4)
+    assert [len(c) for c in chunks] == [2, 2] and sorted(i for c in chunks for i in c) == [0, 1, 2, 3]
+    assert _folder_chunks([5], 2, [("zoo",)] * 6) == [[5]]
+
+
 NPU_HELPER = '''import tensorflow as tf
 
 
