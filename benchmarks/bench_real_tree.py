@@ -16,7 +16,9 @@ cores, Python):
   NPU marker and 40-60 lines), without cache;
 - the whole tree cold (``--no-cache``): wall seconds, CPU seconds (user + system, workers included),
   files, files parsed, files holding an NPU marker
-  (the byte prefilter's count), peak resident memory of the largest process (a worker);
+  (the byte prefilter's count), peak resident memory of the largest process (a worker), and from ``--timings``
+  the idle tail (the longest of the phases': the first worker out of work to the last one done) and the idle
+  core-seconds (cores x wall - CPU);
 - the whole tree warm (a cache filled by a first run): unchanged (the run's whole result is reused), and
   as a command not run before (``--exclude`` of a folder that does not exist: the entries per file answer,
   as in a run after an edit, less the edited file's analysis).
@@ -31,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -83,6 +86,14 @@ def cpu_seconds(done: subprocess.CompletedProcess) -> float:
         return float(tail[0])
     except (IndexError, ValueError):
         return float("nan")
+
+
+def idle_figures(done: subprocess.CompletedProcess) -> tuple[float, float]:
+    """(the longest idle tail of the run's phases, its idle core-seconds), read from ``--timings``' lines on
+    stderr (npu_audit.timings); NaN when they are missing."""
+    tails = [float(m) for m in re.findall(r"idle tail ([\d.]+) s", done.stderr)]
+    core = re.search(r"idle core time: ([\d.]+) of", done.stderr)
+    return (max(tails) if tails else 0.0), (float(core.group(1)) if core else float("nan"))
 
 
 def cpu_model() -> str:
@@ -179,24 +190,30 @@ def main() -> int:
 
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
     if not args.skip_cold:
-        walls, cpus, peaks, parsed = [], [], [], []
+        walls, cpus, peaks, parsed, tails, idles = [], [], [], [], [], []
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory() as out:
                 report = os.path.join(out, "r.json")
-                wall, peak, done = run_timed(npu_audit("--no-cache", "--isolated", "--format", "json", "-o", report,
-                                                       *jobs, "."), cwd=str(tree))
+                wall, peak, done = run_timed(npu_audit("--no-cache", "--isolated", "--timings", "--format", "json",
+                                                       "-o", report, *jobs, "."), cwd=str(tree))
                 with open(report, encoding="utf-8") as handle:
                     summary = json.load(handle)["summary"]
             walls.append(wall)
             cpus.append(cpu_seconds(done))
             peaks.append(peak)
             parsed.append(summary["files_parsed"])
+            tail, idle = idle_figures(done)
+            tails.append(tail)
+            idles.append(idle)
             print(f"  cold run: {wall:.1f} s ({cpus[-1]:.1f} CPU-s), {summary['files']} files, "
-                  f"{summary['files_parsed']} parsed, {summary['findings']} findings, peak {peak:.0f} MB")
+                  f"{summary['files_parsed']} parsed, {summary['findings']} findings, peak {peak:.0f} MB; "
+                  f"idle tail {tail:.2f} s, idle core time {idle:.1f} s")
         figures.update(cold_s=median(walls), cold_cpu_s=median(cpus), files_parsed=int(median(parsed)),
-                       peak_mb=max(peaks))
+                       peak_mb=max(peaks), idle_tail_s=median(tails), idle_core_s=median(idles))
         print(f"whole tree cold: median {figures['cold_s']:.1f} s ({figures['cold_cpu_s']:.1f} CPU-s); parsed {figures['files_parsed']} "
-              f"({figures['files_parsed'] / max(1, marked):.2f} x marker files); peak {figures['peak_mb']:.0f} MB")
+              f"({figures['files_parsed'] / max(1, marked):.2f} x marker files); peak {figures['peak_mb']:.0f} MB; "
+              f"idle tail {figures['idle_tail_s']:.2f} s, idle core time {figures['idle_core_s']:.1f} s "
+              "(--timings: docs/performance.md)")
 
     with tempfile.TemporaryDirectory() as cache:
         first, _, _ = run_timed(npu_audit("--cache-dir", cache, "--isolated", "--format", "json", *jobs, "."), cwd=str(tree))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Optional
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -87,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     perf.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default 0: one per core)")
     perf.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     perf.add_argument("--cache-dir", help="cache folder (default: .npu-audit-cache or $NPU_AUDIT_CACHE_DIR)")
+    perf.add_argument("--timings", action="store_true",
+                      help="print to stderr where the run's time went: its serial steps, each phase's worker "
+                      "processes, and the idle tail (the time cores wait for the last worker)")
     return p
 
 
@@ -100,10 +104,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         from npu_audit.merge import main as merge_main
 
         return merge_main(argv[1:])
+    started = time.monotonic()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code = _run(args, parser)
+        code = _run(args, parser, started)
     except OutputError as exc:
         print(f"npu-audit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -121,7 +126,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     return code
 
 
-def _run(args, parser) -> int:
+def _run(args, parser, started: float) -> int:
     from npu_audit.checks import all_rules
     from npu_audit.knowledge.loader import KnowledgeBaseError, load
     from npu_audit.settings import (
@@ -188,6 +193,11 @@ def _run(args, parser) -> int:
 
     from npu_audit.pipeline import RunOptions, run
 
+    clock = None
+    if args.timings:
+        from npu_audit.timings import RunTimings
+
+        clock = RunTimings(started=started)
     resolver = SettingsResolver(base, overrides, kb, args.isolated, all_rules())
     progress = _progress_bar(args)
     cache_dir = None
@@ -196,7 +206,7 @@ def _run(args, parser) -> int:
 
         cache_dir = args.cache_dir or default_cache_dir()
     options = RunOptions(jobs=max(0, args.jobs), cache_dir=cache_dir, want_configs=args.show_config, progress=progress,
-                         isolated=args.isolated, extra_exclude=_csv(args.exclude), resolver=resolver)
+                         isolated=args.isolated, extra_exclude=_csv(args.exclude), resolver=resolver, timings=clock)
     try:
         if args.paths == [STDIN]:
             report = _run_stdin(args, base, overrides, resolver)
@@ -212,10 +222,16 @@ def _run(args, parser) -> int:
     _note_cache_refusals()
 
     if args.show_config:
-        return _show_config(args, report, kb, overrides)
-    if args.fix or args.diff:
-        return _fix(args, report, base, overrides, options, kb)
-    return _emit_report(args, report)
+        code = _show_config(args, report, kb, overrides)
+    elif args.fix or args.diff:
+        code = _fix(args, report, base, overrides, options, kb)
+    else:
+        code = _emit_report(args, report)
+    if clock is not None:
+        clock.mark("fixes and report" if args.fix or args.diff else "report")
+        clock.finish()
+        print(clock.render(), file=sys.stderr)
+    return code
 
 
 def _files_from(args) -> list[str] | None:

@@ -12,12 +12,15 @@ import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from npu_audit.findings import FileReport, Finding, RunReport
 from npu_audit.second_phase import feeders
 from npu_audit.settings import RuleFilter, Settings, SettingsResolver, ignored_for_file
 from npu_audit.slice_knowledge import slice_knowledge
+
+if TYPE_CHECKING:
+    from npu_audit.timings import ChunkTime, RunTimings
 
 
 @dataclass(frozen=True)
@@ -271,6 +274,7 @@ class RunOptions:
     isolated: bool = False  # ignore [tool.npu-audit] tables
     extra_exclude: tuple[str, ...] = ()  # --exclude on the command line
     resolver: Optional[SettingsResolver] = None  # settings per file (a new one when None); keeps warnings
+    timings: Optional[RunTimings] = None  # where the run's time goes (--timings)
 
 
 def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, isolated: bool = False) -> Settings:
@@ -304,6 +308,11 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         raise SettingsError("\n".join(resolver.errors))
     reports: list[FileReport] = [FileReport(path=p.display, findings=[_problem_finding(p.display, p)]) for p in problems]
     cache = _open_cache(options)
+    clock = options.timings
+    if clock is not None:
+        from npu_audit.timings import files
+
+        clock.mark(f"start: {files(len(found))} found, their settings read")
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     # The whole run's results, kept when nothing it read changed (not when files are named on the command
     # line: their second phase reads modules outside the run; such runs are small).
@@ -316,12 +325,16 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     else:
         jobs = [Job(file=file, display=display, roots=roots, settings=s, want_configs=options.want_configs)
                 for file, display, s in found]
-        results = _execute(jobs, options, cache, ahead=not named)
+        results = _execute(jobs, options, cache, ahead=not named, phase="first phase")
         # Second phase: files without NPU markers that import a module of the tree that has them can build
         # a config through its helpers; parse those too (most were already, by the worker that analysed
         # their project: analyze_feeders_ahead).
         given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
         feeders = _feeders_of_run(jobs, results, roots, cache, given)
+        if clock is not None:
+            ahead = sum(1 for i in feeders if results[i].ahead is not None)
+            clock.mark(f"second phase's choice: {files(len(feeders))} without NPU markers taken, "
+                       f"{ahead:,} of them analysed ahead")
         done_ahead, rest = [], []
         for i in feeders:
             early = results[i].ahead
@@ -338,7 +351,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
             # (in a worker even when one file is left: a file whose analysis kills its process, as its
             # analysis ahead may have, must not take the run down with it)
             again = _execute([replace(jobs[i], force_parse=True) for i in rest], replace(options, progress=None),
-                             cache, isolate=len(jobs) > 1)
+                             cache, isolate=len(jobs) > 1, phase="second phase")
             for i, report in zip(rest, again):
                 results[i] = report
         if snapshot is not None:
@@ -401,10 +414,11 @@ def _roots(paths: list[str]) -> tuple[str, ...]:
 
 
 def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = False,
-             isolate: bool = False) -> list[FileReport]:
+             isolate: bool = False, phase: str = "analysis") -> list[FileReport]:
     """The reports of ``jobs`` (from the cache, else analysed, in worker processes when allowed, and for
     more than one file to analyse, or with ``isolate`` for any). ``ahead``: the workers also analyse the
-    files of the second phase they can foresee (:func:`analyze_feeders_ahead`)."""
+    files of the second phase they can foresee (:func:`analyze_feeders_ahead`). ``phase`` names the work
+    in ``options.timings``."""
     results: dict[int, FileReport] = {}
     todo = []
     for i, job in enumerate(jobs):
@@ -426,8 +440,13 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
         if options.progress:
             options.progress(done, total)
 
-    if workers > 1 and (len(todo) > 1 or (isolate and todo)):
-        _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead)
+    in_workers = workers > 1 and (len(todo) > 1 or (isolate and todo))
+    clock = options.timings
+    timed = clock.phase(f"{phase} ({len(results):,} from the cache)" if results else phase, len(todo),
+                        min(workers, len(todo)) if in_workers else 1) if clock is not None else None
+    if in_workers:
+        _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead,
+                    timed=timed.chunks.append if timed is not None else None)
     else:
         if todo:
             prepare_analysis_process(freeze=False)
@@ -435,13 +454,15 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
         for n, i in enumerate(todo):
             # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
             finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
+    if clock is not None and timed is not None:
+        clock.end_phase(timed)
     if cache:
         cache.put_many((jobs[i], results[i]) for i in todo)
     return [results[i] for i in range(len(jobs))]
 
 
 def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callable[[int, FileReport], None],
-                noting: bool = False, ahead: bool = False) -> None:
+                noting: bool = False, ahead: bool = False, timed: Optional[Callable[[ChunkTime], None]] = None) -> None:
     """Analyse ``jobs[i]`` for ``i`` in ``todo`` in worker processes (npu_audit.workers: a worker that
     dies costs only the file it was analysing), calling ``finished`` for each."""
     from functools import partial
@@ -462,7 +483,7 @@ def _in_workers(jobs: list[Job], todo: list[int], workers: int, finished: Callab
 
     run_in_workers(analyze_noting_imports if noting else analyze_in_batch, jobs, todo, workers, finished, died,
                    setup=prepare_analysis_process, files=[job.file for job in jobs],
-                   after_chunk=partial(analyze_feeders_ahead, noting=noting) if ahead else None)
+                   after_chunk=partial(analyze_feeders_ahead, noting=noting) if ahead else None, timed=timed)
 
 
 def analyze_feeders_ahead(jobs: list[Job], reports: list[FileReport],

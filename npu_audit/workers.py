@@ -18,7 +18,10 @@ worker gets a new parent.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable, Optional
+
+from npu_audit.timings import ChunkTime
 
 _STARTED, _FINISHED = 1, 2
 _states = None  # in a worker: the shared array of item states (index -> 0, _STARTED or _FINISHED)
@@ -69,7 +72,9 @@ def _init_worker(states, setup: Optional[Callable[[], None]] = None, parent: Opt
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
                after: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None,
-               ) -> list[tuple[int, Any]]:
+               ) -> tuple[list[tuple[int, Any]], ChunkTime]:
+    """The results of ``chunk``'s items, and how long this process took over them (``after`` included)."""
+    started, cpu = time.monotonic(), time.process_time()
     out = []
     for i, item in chunk:
         if _orphaned():  # (the watch thread may not have had its turn yet)
@@ -87,7 +92,8 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
                 _states[chunk[k][0]] = _STARTED if started else _FINISHED
 
         after([item for _i, item in chunk], [result for _i, result in out], running)
-    return out
+    return out, ChunkTime(worker=os.getpid(), started=started, ended=time.monotonic(),
+                          cpu=time.process_time() - cpu, items=len(chunk))
 
 
 def _chunks(pending: list[int], workers: int) -> list[list[int]]:
@@ -144,7 +150,8 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
                    finished: Callable[[int, Any], None], died: Callable[[int, str], Any],
                    setup: Optional[Callable[[], None]] = None,
                    files: Optional[list[str]] = None,
-                   after_chunk: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None) -> None:
+                   after_chunk: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None,
+                   timed: Optional[Callable[[ChunkTime], None]] = None) -> None:
     """``fn(items[i])`` for ``i`` in ``todo`` in worker processes (``fn`` a module-level function),
     calling ``finished(i, result)`` for each; an item whose own process dies gets ``died(i, how)``.
     ``setup`` (a module-level function) runs once in each worker before its first item. With ``files``
@@ -153,7 +160,8 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
     ``after_chunk(items, results, running)`` (a module-level function, or a partial of one) runs in the
     worker once it has a chunk's results, before they are sent; it may complete them, and calls
     ``running(k, True)`` before more work on the chunk's ``k``-th item (``running(k, False)`` after): if
-    the worker dies then, that item is blamed and run alone, as for ``fn``."""
+    the worker dies then, that item is blamed and run alone, as for ``fn``. ``timed(chunk_time)`` is called
+    for each chunk a worker finished (:class:`npu_audit.timings.ChunkTime`: ``npu-audit --timings``)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -171,10 +179,12 @@ def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], worke
                        for chunk in chunks}
             for future in as_completed(futures):
                 try:
-                    results = future.result()
+                    results, took = future.result()
                 except Exception:  # noqa: BLE001 - BrokenProcessPool: a worker died
                     lost.extend(futures[future])
                     continue
+                if timed is not None:
+                    timed(took)
                 for i, result in results:
                     finished(i, result)
         lost.sort()

@@ -132,6 +132,19 @@ def test_a_few_files_of_one_project_are_shared_among_the_workers():
     assert _folder_chunks([5], 2, [("zoo",)] * 6) == [[5]]
 
 
+def test_every_chunk_a_worker_ran_is_timed(tmp_path):
+    from npu_audit.workers import run_in_workers
+
+    results: dict[int, object] = {}
+    chunks = []
+    items = [0.0] * 40
+    run_in_workers(abs, items, list(range(40)), 2, results.__setitem__, lambda i, how: None,
+                   files=[str(tmp_path / f"p{i % 4}" / "a.py") for i in range(40)], timed=chunks.append)
+    assert len(results) == 40
+    assert sum(chunk.items for chunk in chunks) == 40
+    assert all(chunk.worker != os.getpid() and chunk.started <= chunk.ended for chunk in chunks)
+
+
 NPU_HELPER = '''import tensorflow as tf
 
 
