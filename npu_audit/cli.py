@@ -210,6 +210,8 @@ def _run(args, parser, started: float) -> int:
     try:
         if args.paths == [STDIN]:
             report = _run_stdin(args, base, overrides, resolver)
+            if clock is not None:
+                clock.mark("the script read from stdin, analysed")
         else:
             report = run(args.paths, base, overrides, options, kb)
     except SettingsError as exc:

@@ -312,7 +312,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     if clock is not None:
         from npu_audit.timings import files
 
-        clock.mark(f"start: {files(len(found))} found, their settings read")
+        clock.mark(f"start ({files(len(found))} found, settings read)")
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     # The whole run's results, kept when nothing it read changed (not when files are named on the command
     # line: their second phase reads modules outside the run; such runs are small).
@@ -322,6 +322,8 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     if results is not None:
         if options.progress:
             options.progress(len(found), len(found))
+        if clock is not None:
+            clock.mark("the last run's results, unchanged, read from the cache")
     else:
         jobs = [Job(file=file, display=display, roots=roots, settings=s, want_configs=options.want_configs)
                 for file, display, s in found]

@@ -41,7 +41,7 @@ def test_a_worker_that_got_no_work_waits_from_the_phase_start():
 
 def test_render_lists_the_steps_and_phases_in_the_order_they_ran():
     clock = RunTimings(started=100.0)
-    clock.steps.append(("start: 3 files found, their settings read", 100.0, 100.5))
+    clock.steps.append(("start (3 files found, settings read)", 100.0, 100.5))
     phase = PhaseTime(name="first phase", files=3, workers=2, started=100.5, ended=102.0)
     phase.chunks += [_chunk(7, 100.6, 101.0), _chunk(8, 100.6, 102.0)]
     clock.phases.append(phase)
@@ -49,7 +49,7 @@ def test_render_lists_the_steps_and_phases_in_the_order_they_ran():
     clock.ended, clock.cpu_here, clock.cpu_workers = 102.25, 0.5, 1.75
     lines = clock.render().splitlines()
     assert lines[0].startswith("timings: 2.25 s wall, 2.25 CPU-s (this process 0.50, workers 1.75)")
-    assert lines[1] == "  start: 3 files found, their settings read: 0.50 s"
+    assert lines[1] == "  start (3 files found, settings read): 0.50 s"
     assert lines[2] == ("  first phase: 3 files, 1.50 s in 2 worker processes; busy 1.40, 0.40 s, "
                         "1.80 CPU-s on files; idle tail 1.00 s")
     assert lines[3] == "  report: 0.25 s"
@@ -77,7 +77,7 @@ def test_timings_go_to_stderr_and_leave_the_report_as_it_is(tmp_path):
     assert json.loads(timed.stdout)["diagnostics"] == json.loads(plain.stdout)["diagnostics"]
     lines = timed.stderr.splitlines()
     wall = float(re.match(r"timings: ([\d.]+) s wall, [\d.]+ CPU-s", lines[0]).group(1))
-    assert lines[1].startswith("  start: 8 files found, their settings read: ")
+    assert lines[1].startswith("  start (8 files found, settings read): ")
     phase = next(line for line in lines if line.startswith("  first phase: 8 files, "))
     assert "in 2 worker processes" in phase
     busy = [float(b) for b in re.search(r"busy ([\d., ]+) s,", phase).group(1).split(", ")]
@@ -94,3 +94,18 @@ def test_a_run_in_this_process_says_so(tmp_path):
     done = _npu_audit("--no-cache", "--jobs", "1", "--timings", "train.py", cwd=tmp_path)
     assert done.returncode == 1 and "precison_mode" in done.stdout
     assert "  first phase: 1 file, " in done.stderr and " in this process" in done.stderr
+
+
+def test_a_warm_run_and_a_script_from_stdin_name_their_steps(tmp_path):
+    (tmp_path / "train.py").write_text(NPU_SCRIPT)
+    os.utime(tmp_path / "train.py", (1_700_000_000, 1_700_000_000))  # (a file changed just now is not trusted)
+    cache = tmp_path / "cache"
+    first = _npu_audit("--cache-dir", cache, "--timings", ".", cwd=tmp_path)
+    again = _npu_audit("--cache-dir", cache, "--timings", ".", cwd=tmp_path)
+    assert first.stdout == again.stdout and "first phase" in first.stderr
+    assert "first phase" not in again.stderr
+    assert "  the last run's results, unchanged, read from the cache: " in again.stderr
+    env = dict(os.environ, NO_COLOR="1")
+    piped = subprocess.run([sys.executable, "-m", "npu_audit", "--timings", "-"], input=NPU_SCRIPT,
+                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert piped.returncode == 1 and "  the script read from stdin, analysed: " in piped.stderr
