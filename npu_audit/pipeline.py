@@ -445,7 +445,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
     in_workers = workers > 1 and (len(todo) > 1 or (isolate and todo))
     clock = options.timings
     timed = clock.phase(f"{phase} ({len(results):,} from the cache)" if results else phase, len(todo),
-                        min(workers, len(todo)) if in_workers else 1) if clock is not None else None
+                        min(workers, len(todo)) if in_workers else 0) if clock is not None else None
     if in_workers:
         _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead,
                     timed=timed.chunks.append if timed is not None else None)

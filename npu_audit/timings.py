@@ -38,7 +38,7 @@ class PhaseTime:
 
     name: str
     files: int
-    workers: int  # processes that ran it (1: the main process)
+    workers: int  # worker processes that ran it (0: npu-audit's own process)
     started: float
     ended: float = 0.0
     chunks: list[ChunkTime] = field(default_factory=list)
@@ -132,11 +132,12 @@ def files(count: int) -> str:
 def _phase_line(phase: PhaseTime) -> str:
     wall = phase.ended - phase.started
     head = f"  {phase.name}: {files(phase.files)}, {wall:.2f} s"
-    if phase.workers <= 1 or not phase.chunks:
+    if not phase.workers:
         return head + " in this process"
     busy = phase.busy()
     cpu = sum(chunk.cpu for chunk in phase.chunks)
-    return (f"{head} in {phase.workers} worker processes; busy {', '.join(f'{b:.2f}' for b in busy)} s, "
+    processes = f"{phase.workers} worker process{'es' if phase.workers != 1 else ''}"
+    return (f"{head} in {processes}; busy {', '.join(f'{b:.2f}' for b in busy)} s, "
             f"{cpu:.2f} CPU-s on files; idle tail {phase.idle_tail():.2f} s")
 
 
