@@ -327,7 +327,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     else:
         jobs = [Job(file=file, display=display, roots=roots, settings=s, want_configs=options.want_configs)
                 for file, display, s in found]
-        results = _execute(jobs, options, cache, ahead=not named, phase="first phase")
+        results = _execute(jobs, options, cache, ahead=True, phase="first phase")
         # Second phase: files without NPU markers that import a module of the tree that has them can build
         # a config through its helpers; parse those too (most were already, by the worker that analysed
         # their project: analyze_feeders_ahead).
