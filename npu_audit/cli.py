@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "relative to the current folder; blank lines skipped, no comments; NUL-separated if the list "
                      "holds a NUL byte); repeatable")
     sel.add_argument("--exclude", action="append", help="glob(s) of paths to skip (adds to the configured excludes)")
+    sel.add_argument("--shard", metavar="K/N",
+                     help="check only the K-th of N parts of the files found, cut by folder (the jobs of a CI "
+                     "matrix; merge their reports with npu-audit merge)")
     sel.add_argument("--no-gitignore", action="store_true", help="do not honour .gitignore files")
     sel.add_argument("--isolated", action="store_true", help="ignore [tool.npu-audit] in pyproject.toml files")
     sel.add_argument("--max-file-size", type=int, metavar="BYTES", help="skip (and report) larger files")
@@ -206,7 +209,8 @@ def _run(args, parser, started: float) -> int:
 
         cache_dir = args.cache_dir or default_cache_dir()
     options = RunOptions(jobs=max(0, args.jobs), cache_dir=cache_dir, want_configs=args.show_config, progress=progress,
-                         isolated=args.isolated, extra_exclude=_csv(args.exclude), resolver=resolver, timings=clock)
+                         isolated=args.isolated, extra_exclude=_csv(args.exclude), resolver=resolver, timings=clock,
+                         shard=_shard(args.shard) if args.shard is not None else None)
     try:
         if args.paths == [STDIN]:
             report = _run_stdin(args, base, overrides, resolver)
@@ -270,6 +274,13 @@ def _files_from(args) -> list[str] | None:
 
 def _usage_problem(args) -> str | None:
     """What is wrong with a checking command line (after the knowledge-base commands), or None."""
+    if args.shard is not None:
+        try:
+            _shard(args.shard)
+        except ValueError as exc:
+            return str(exc)
+        if STDIN in args.paths:
+            return "--shard cuts the files found into parts; a script read from stdin (-) is one file"
     if STDIN in args.paths:
         if args.paths != [STDIN]:
             return "- (read a script from stdin) cannot be combined with other paths"
@@ -299,6 +310,12 @@ def _usage_problem(args) -> str | None:
             what = "is not a folder" if os.path.exists(folder) else "does not exist (create it first)"
             return f"-o {target}: the folder {folder} {what}"
     return None
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from npu_audit.discover.shards import parse_shard
+
+    return parse_shard(text)
 
 
 def _extension(args) -> str:

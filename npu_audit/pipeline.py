@@ -275,6 +275,7 @@ class RunOptions:
     extra_exclude: tuple[str, ...] = ()  # --exclude on the command line
     resolver: Optional[SettingsResolver] = None  # settings per file (a new one when None); keeps warnings
     timings: Optional[RunTimings] = None  # where the run's time goes (--timings)
+    shard: Optional[tuple[int, int]] = None  # (K, N): check only the K-th of N parts of the files found (--shard)
 
 
 def settings_for(file: Path, base: Settings, overrides: dict, cache: dict, kb, isolated: bool = False) -> Settings:
@@ -300,6 +301,13 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
                                settings=resolver)
     roots = _roots(paths)
+    if options.shard is not None:
+        from npu_audit.discover.shards import shard_members
+
+        # (the problems too: a path that cannot be read is reported by one job)
+        keep = set(shard_members([f.display for f in files] + [p.display for p in problems], *options.shard))
+        problems = [p for k, p in enumerate(problems) if len(files) + k in keep]
+        files = [f for k, f in enumerate(files) if k in keep]
     found = []  # (path to open, path to show, settings) of each file
     for f in files:
         file = str(f.path)
@@ -310,14 +318,15 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     cache = _open_cache(options)
     clock = options.timings
     if clock is not None:
-        from npu_audit.timings import files
+        from npu_audit.timings import file_count
 
-        clock.mark(f"start ({files(len(found))} found, settings read)")
+        clock.mark(f"start ({file_count(len(found))} found, settings read)")
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     # The whole run's results, kept when nothing it read changed (not when files are named on the command
-    # line: their second phase reads modules outside the run; such runs are small).
+    # line, nor for a shard: their second phase reads modules outside the run from the disk).
     command = (paths, roots, options.want_configs, options.isolated, options.extra_exclude, base, sorted(overrides.items()))
-    snapshot = cache.run_snapshot(repr(command), found) if cache is not None and not named else None
+    snapshot = cache.run_snapshot(repr(command), found) if cache is not None and not named \
+        and options.shard is None else None
     results = cache.run_results(snapshot, found) if snapshot is not None else None
     if results is not None:
         if options.progress:
@@ -331,11 +340,14 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         # Second phase: files without NPU markers that import a module of the tree that has them can build
         # a config through its helpers; parse those too (most were already, by the worker that analysed
         # their project: analyze_feeders_ahead).
-        given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
+        # (a shard's files are all looked at as files named on the command line: a module they import may be
+        # a file of another shard, read from the disk)
+        given = frozenset(i for i, job in enumerate(jobs)
+                          if options.shard is not None or os.path.normpath(job.display) in named)
         feeders = _feeders_of_run(jobs, results, roots, cache, given)
         if clock is not None:
             ahead = sum(1 for i in feeders if results[i].ahead is not None)
-            clock.mark(f"second phase's choice: {files(len(feeders))} without NPU markers taken, "
+            clock.mark(f"second phase's choice: {file_count(len(feeders))} without NPU markers taken, "
                        f"{ahead:,} of them analysed ahead")
         done_ahead, rest = [], []
         for i in feeders:

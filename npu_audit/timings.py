@@ -124,14 +124,14 @@ class RunTimings:
         return "\n".join(lines)
 
 
-def files(count: int) -> str:
+def file_count(count: int) -> str:
     """"1 file", "19,138 files"."""
     return f"{count:,} file{'s' if count != 1 else ''}"
 
 
 def _phase_line(phase: PhaseTime) -> str:
     wall = phase.ended - phase.started
-    head = f"  {phase.name}: {files(phase.files)}, {wall:.2f} s"
+    head = f"  {phase.name}: {file_count(phase.files)}, {wall:.2f} s"
     if not phase.workers:
         return head + " in this process"
     busy = phase.busy()
