@@ -7,8 +7,8 @@ TREE, one after the other as whole processes (each as one job of a matrix on a m
 ``npu-audit merge`` of their reports. Per N: each job's wall seconds (the slowest job is when the matrix is
 done), CPU seconds of all jobs together, the peak memory of the largest process, files parsed, and whether the
 merged diagnostics equal those of one run over the whole tree (``npu-audit --no-cache --format json .``, run
-first, N = 1 in the table). ``--round-robin N`` adds the same for a split by file (GNU ``split -n r/K/N`` of
-the sorted file list, ``--files-from``), for comparison. The machine's CPU model is printed with the figures.
+first, N = 1 in the table). ``--round-robin N`` adds the same for a split by file (``split -n r/K/N`` of the
+files that one run checked, in path order, each part given with ``--files-from``), for comparison. The machine's CPU model is printed with the figures.
 """
 
 from __future__ import annotations
@@ -45,9 +45,11 @@ def _diagnostics(report: str) -> list:
         return json.load(handle)["diagnostics"]
 
 
-def split_by_file(tree: Path, count: int, work: str) -> list[list[str]]:
-    """``--files-from`` arguments of the K-th of ``count`` round-robin parts of the sorted ``*.py`` files."""
-    files = sorted(str(path.relative_to(tree)) for path in tree.rglob("*.py"))
+def split_by_file(whole_report: str, count: int, work: str) -> list[list[str]]:
+    """``--files-from`` arguments of the K-th of ``count`` round-robin parts of the files one run over the tree
+    checked (the ``files`` of its report, in path order)."""
+    with open(whole_report, encoding="utf-8") as handle:
+        files = sorted(entry["path"] for entry in json.load(handle)["files"])
     out = []
     for k in range(count):
         listing = os.path.join(work, f"round-robin-{k + 1}.txt")
@@ -105,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                                 single, work, f"--shard K/{count}"))
             _print(rows[-1])
         if args.round_robin:
-            rows.append(measure(tree, split_by_file(tree, args.round_robin, work), args.jobs, single, work,
+            rows.append(measure(tree, split_by_file(whole, args.round_robin, work), args.jobs, single, work,
                                 f"by file /{args.round_robin}"))
             _print(rows[-1])
     if args.json:

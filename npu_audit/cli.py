@@ -107,7 +107,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         from npu_audit.merge import main as merge_main
 
         return merge_main(argv[1:])
-    started = time.monotonic()
+    started = (time.monotonic(), time.process_time())
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -129,7 +129,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     return code
 
 
-def _run(args, parser, started: float) -> int:
+def _run(args, parser, started: tuple[float, float]) -> int:
     from npu_audit.checks import all_rules
     from npu_audit.knowledge.loader import KnowledgeBaseError, load
     from npu_audit.settings import (
@@ -200,7 +200,7 @@ def _run(args, parser, started: float) -> int:
     if args.timings:
         from npu_audit.timings import RunTimings
 
-        clock = RunTimings(started=started)
+        clock = RunTimings(*started)
     resolver = SettingsResolver(base, overrides, kb, args.isolated, all_rules())
     progress = _progress_bar(args)
     cache_dir = None

@@ -301,12 +301,14 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     files, problems = discover(paths, exclude=options.extra_exclude, respect_gitignore=resolver.default.respect_gitignore,
                                settings=resolver)
     roots = _roots(paths)
-    if options.shard is not None:
+    elsewhere: list[str] = []  # (--shard: the files found that other jobs check)
+    if options.shard is not None and options.shard[1] > 1:
         from npu_audit.discover.shards import shard_members
 
         # (the problems too: a path that cannot be read is reported by one job)
         keep = set(shard_members([f.display for f in files] + [p.display for p in problems], *options.shard))
         problems = [p for k, p in enumerate(problems) if len(files) + k in keep]
+        elsewhere = [str(f.path) for k, f in enumerate(files) if k not in keep]
         files = [f for k, f in enumerate(files) if k in keep]
     found = []  # (path to open, path to show, settings) of each file
     for f in files:
@@ -326,7 +328,7 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
     # line, nor for a shard: their second phase reads modules outside the run from the disk).
     command = (paths, roots, options.want_configs, options.isolated, options.extra_exclude, base, sorted(overrides.items()))
     snapshot = cache.run_snapshot(repr(command), found) if cache is not None and not named \
-        and options.shard is None else None
+        and not elsewhere else None
     results = cache.run_results(snapshot, found) if snapshot is not None else None
     if results is not None:
         if options.progress:
@@ -340,11 +342,8 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
         # Second phase: files without NPU markers that import a module of the tree that has them can build
         # a config through its helpers; parse those too (most were already, by the worker that analysed
         # their project: analyze_feeders_ahead).
-        # (a shard's files are all looked at as files named on the command line: a module they import may be
-        # a file of another shard, read from the disk)
-        given = frozenset(i for i, job in enumerate(jobs)
-                          if options.shard is not None or os.path.normpath(job.display) in named)
-        feeders = _feeders_of_run(jobs, results, roots, cache, given)
+        given = frozenset(i for i, job in enumerate(jobs) if os.path.normpath(job.display) in named)
+        feeders = _feeders_of_run(jobs, results, roots, cache, given, elsewhere)
         if clock is not None:
             ahead = sum(1 for i in feeders if results[i].ahead is not None)
             clock.mark(f"second phase's choice: {file_count(len(feeders))} without NPU markers taken, "
@@ -359,6 +358,8 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
                 rest.append(i)
         if cache is not None and done_ahead:
             cache.put_many((replace(jobs[i], force_parse=True), results[i]) for i in done_ahead)
+            if clock is not None:
+                clock.mark("second phase: the results analysed ahead written to the cache")
         for report in results:
             report.ahead = None  # (analysed ahead for a file the run did not pick: not needed)
         if rest:
@@ -370,6 +371,8 @@ def run(paths: list[str], base: Settings, overrides: dict, options: RunOptions, 
                 results[i] = report
         if snapshot is not None:
             cache.put_run_results(snapshot, found, results)
+            if clock is not None:
+                clock.mark("the run's results written to the cache")
     reports += results
     reports.sort(key=lambda r: r.path)
     return RunReport(files=reports, settings={"release": base.release if "release" not in overrides else overrides["release"],
@@ -386,13 +389,13 @@ def _open_cache(options: RunOptions):
 
 
 def _feeders_of_run(jobs: list[Job], results: list[FileReport], roots: tuple[str, ...], cache,
-                    given: frozenset[int] = frozenset()) -> list[int]:
+                    given: frozenset[int] = frozenset(), elsewhere: Optional[list[str]] = None) -> list[int]:
     """:func:`~npu_audit.second_phase.feeders`, or with a cache the answer of the last run when nothing it depends on changed
     (the files, their contents, which were parsed, the roots, npu-audit and its knowledge base): a warm
     run does not resolve the tree's imports again. Not remembered when files were named on the command
-    line (their answer may depend on files outside the run; such runs are small)."""
-    if cache is None or given:
-        return feeders(jobs, results, roots, given)
+    line, nor for a shard (their answer depends on files outside the run, read from the disk)."""
+    if cache is None or given or elsewhere:
+        return feeders(jobs, results, roots, given, elsewhere or ())
     digest = hashlib.sha256(f"{cache.tool_token()}\0{os.getcwd()}\0{roots}".encode())
     for job, report in zip(jobs, results):
         digest.update(f"\0{job.file}\0{report.content_hash}\0{report.parsed}".encode())
@@ -441,6 +444,8 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
             results[i] = hit
         else:
             todo.append(i)
+    if cache and options.timings is not None:
+        options.timings.mark(f"{phase}: {len(results):,} of {len(jobs):,} results found in the cache")
     workers = options.jobs or os.cpu_count() or 1
     done = len(results)
     total = len(jobs)
@@ -456,8 +461,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
 
     in_workers = workers > 1 and (len(todo) > 1 or (isolate and todo))
     clock = options.timings
-    timed = clock.phase(f"{phase} ({len(results):,} from the cache)" if results else phase, len(todo),
-                        min(workers, len(todo)) if in_workers else 0) if clock is not None else None
+    timed = clock.phase(phase, len(todo), min(workers, len(todo)) if in_workers else 0) if clock is not None else None
     if in_workers:
         _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead,
                     timed=timed.chunks.append if timed is not None else None)
@@ -470,8 +474,10 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
             finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
     if clock is not None and timed is not None:
         clock.end_phase(timed)
-    if cache:
+    if cache and todo:
         cache.put_many((jobs[i], results[i]) for i in todo)
+        if clock is not None:
+            clock.mark(f"{phase}: results written to the cache")
     return [results[i] for i in range(len(jobs))]
 
 

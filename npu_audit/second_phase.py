@@ -31,7 +31,7 @@ class FileJob(Protocol):
 
 
 def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple[str, ...],
-             given: frozenset[int] = frozenset()) -> list[int]:
+             given: frozenset[int] = frozenset(), elsewhere: Sequence[str] = ()) -> list[int]:
     """Files without NPU markers that take from a module which has them something that can carry NPU
     configuration, and can hand it a value it writes or build a config themselves: they are parsed too.
 
@@ -46,7 +46,9 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
     config, or writes an option, or holds a suppression comment (:func:`names_config_api`).
     For the files named on the command line (``given``: indices of ``jobs``), a module that is not a
     file of the run is also looked for on the disk, so that ``npu-audit train.py`` reads train.py as
-    ``npu-audit .`` does when train.py builds its config through a helper module.
+    ``npu-audit .`` does when train.py builds its config through a helper module. ``elsewhere``: the files the
+    run found but left to other jobs (``--shard``): imports resolve to them as to files of the run, and they are
+    read from the disk as modules the run does not analyse.
     """
     from npu_audit.imports import resolve_module, split_relative
 
@@ -81,14 +83,15 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
     exports = {path: report.exports for path, report in zip(paths, results) if report.parsed}
     inputs = {path: report.caller_inputs for path, report in zip(paths, results) if report.parsed}
     imports_of = {path: report.imports for path, report in zip(paths, results)}
-    if not exports and not given:
+    others = {absolute(file) for file in elsewhere}
+    if not exports and not given and not others:
         return []
-    is_file = set(paths).__contains__
+    is_file = (set(paths) | others).__contains__
     # Every name an absolute import can start with and still find a file of the tree: the folders'
     # and the modules' names. Most imports (tensorflow, numpy, os) name none of them and are answered
     # without walking the importer's folders.
     names: set[str] = set()
-    for path in paths:
+    for path in [*paths, *others]:
         names.update(path.split(os.sep))
     names.update(name[:-3] for name in list(names) if name.endswith(".py"))
     resolved: dict[tuple[str, int, str], Optional[str]] = {}
@@ -104,7 +107,7 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
     # A module resolves to a file with NPU code only if its last name is that file's (or, for a
     # package, its folder's): a cheap necessary condition tried before resolving.
     export_names = {os.path.basename(os.path.dirname(p)) if p.endswith(_INIT_PY) else os.path.basename(p)[:-3]
-                    for p in exports}
+                    for p in [*exports, *others]}
 
     def may_be_export(dotted: str) -> bool:
         return not dotted or dotted.rpartition(".")[2] in export_names
@@ -126,11 +129,12 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
                 outside[path] = (True, npu_exports(python_ast(source.text), source.text))
         return outside[path]
 
-    def lookup(dotted: str, level: int, here: str,
-               beyond: Optional[int]) -> tuple[bool, Optional[list[str]], Optional[str]]:
+    def lookup(dotted: str, level: int, here: str, beyond: Optional[int],
+               max_bytes: int) -> tuple[bool, Optional[list[str]], Optional[str]]:
         """Whether the module is one with NPU code, its NPU exports (None: any name may be one), and its
-        path when it is a file of the run. ``beyond``: a module that is not a file of the run is looked for
-        on the disk too, reading at most that many bytes of it (the importing file's --max-file-size)."""
+        path when it is a file the run analysed. ``beyond``: a module that is not a file of the run is looked
+        for on the disk too, reading at most that many bytes of it (the importing file's --max-file-size); a
+        file left to another job (``elsewhere``) is read from the disk (at most ``max_bytes``)."""
         if beyond is not None:
             found = resolve(dotted, level, here)
             if found is None:
@@ -142,13 +146,17 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
                 return (*outside_module(real, beyond), None)
         else:
             found = resolve(dotted, level, here) if may_be_export(dotted) else None
-        return (True, exports[found], found) if found in exports else (False, None, None)
+        if found in exports:
+            return True, exports[found], found
+        if found is not None and found in others:
+            return (*outside_module(found, beyond if beyond is not None else max_bytes), None)
+        return False, None, None
 
     # absolute imports that lead to no file with NPU code, wherever the importer is: no name of theirs is
     # that of such a file (``numpy``, ``os.path``: most imports of the tree, each asked thousands of times)
     no_npu_by_name: set[str] = set()
 
-    def takes_npu(imported: str, here: str, beyond: Optional[int]) -> tuple[bool, Optional[str]]:
+    def takes_npu(imported: str, here: str, beyond: Optional[int], max_bytes: int) -> tuple[bool, Optional[str]]:
         """Whether the import takes something that can carry NPU configuration, and from which file of
         the run (None: a module read from the disk, or none)."""
         if beyond is None and imported in no_npu_by_name:
@@ -159,13 +167,13 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
                 and not (member and may_be_export(f"{dotted}.{member}")):
             no_npu_by_name.add(imported)
             return False, None
-        npu, members, found = lookup(dotted, level, here, beyond)
+        npu, members, found = lookup(dotted, level, here, beyond, max_bytes)
         if not member:
             return npu, found
         if npu and (members is None or member == "*" or member in members):
             return True, found
         submodule = f"{dotted}.{member}" if dotted else member
-        npu, _members, found = lookup(submodule, level, here, beyond)
+        npu, _members, found = lookup(submodule, level, here, beyond, max_bytes)
         return npu, found
 
     leads: dict[str, list[str]] = {}
@@ -204,6 +212,8 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
         todo = [module]
         while todo:  # (breadth first, stopping at the first module that may take a caller's value: most do at once)
             each = todo.pop(0)
+            if each in others:  # (left to another job: what it imports and takes is not known here)
+                break
             if each in inputs:  # (a file without NPU code writes nothing)
                 taken = inputs[each]
                 if taken is None:
@@ -236,7 +246,7 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
         beyond = jobs[i].settings.max_bytes if i in given else None
         modules = set()
         for imported in report.imports:
-            npu, module = takes_npu(imported, here, beyond)
+            npu, module = takes_npu(imported, here, beyond, jobs[i].settings.max_bytes)
             if npu:
                 modules.add(module)
         if not modules:

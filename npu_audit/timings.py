@@ -29,6 +29,7 @@ class ChunkTime:
     ended: float
     cpu: float
     items: int
+    cpu_so_far: float = 0.0  # the worker's CPU seconds from its start to the chunk's end (its own count)
 
 
 @dataclass
@@ -66,10 +67,12 @@ class RunTimings:
     """The clock of one run: :meth:`mark` the end of each serial step, :meth:`phase` each parallel one,
     :meth:`render` the figures."""
 
-    def __init__(self, started: Optional[float] = None) -> None:
-        """``started``: when the command began (``time.monotonic``; default now). The CPU counted is the whole
-        process's, its start included, and that of the child processes it waits for from now on."""
+    def __init__(self, started: Optional[float] = None, cpu_started: Optional[float] = None) -> None:
+        """``started``, ``cpu_started``: when the command began (``time.monotonic``) and this process's CPU
+        seconds then (``time.process_time``); default now. The CPU counted is this process's from then on, and
+        its workers'."""
         self.started = time.monotonic() if started is None else started
+        self._cpu_started = time.process_time() if cpu_started is None else cpu_started
         self._children_started = _children_cpu()
         self.steps: list[tuple[str, float, float]] = []  # (what, started, ended)
         self.phases: list[PhaseTime] = []
@@ -97,10 +100,16 @@ class RunTimings:
         phase.ended = self._last = time.monotonic()
 
     def finish(self) -> None:
-        """The run is over: its wall and CPU times are read now (workers' CPU once they have been waited for)."""
+        """The run is over: its wall and CPU times are read now. The workers' CPU is what the operating system
+        counted for the child processes waited for, or, when that is less, what each worker counted itself up
+        to the end of its last chunk (workers started by a fork server are not this process's children)."""
         self.ended = time.monotonic()
-        self.cpu_here = time.process_time()
-        self.cpu_workers = _children_cpu() - self._children_started
+        self.cpu_here = time.process_time() - self._cpu_started
+        own: dict[int, float] = {}
+        for phase in self.phases:
+            for chunk in phase.chunks:
+                own[chunk.worker] = max(own.get(chunk.worker, 0.0), chunk.cpu_so_far)
+        self.cpu_workers = max(_children_cpu() - self._children_started, sum(own.values()))
 
     def render(self) -> str:
         """The figures as lines of text (for stderr)."""
@@ -137,8 +146,11 @@ def _phase_line(phase: PhaseTime) -> str:
     busy = phase.busy()
     cpu = sum(chunk.cpu for chunk in phase.chunks)
     processes = f"{phase.workers} worker process{'es' if phase.workers != 1 else ''}"
-    return (f"{head} in {processes}; busy {', '.join(f'{b:.2f}' for b in busy)} s, "
-            f"{cpu:.2f} CPU-s on files; idle tail {phase.idle_tail():.2f} s")
+    line = f"{head} in {processes}; busy {', '.join(f'{b:.2f}' for b in busy)} s, {cpu:.2f} CPU-s on files"
+    if len({chunk.worker for chunk in phase.chunks}) > phase.workers:
+        # (a worker died: the pool was started again, and the files that were running were run alone, untimed)
+        return line + "; a worker died and the workers were started again: no idle tail"
+    return f"{line}; idle tail {phase.idle_tail():.2f} s"
 
 
 def _children_cpu() -> float:

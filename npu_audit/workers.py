@@ -21,6 +21,7 @@ import os
 import time
 from typing import Any, Callable, Optional
 
+from npu_audit.folder_parts import folder_parts
 from npu_audit.timings import ChunkTime
 
 _STARTED, _FINISHED = 1, 2
@@ -92,8 +93,9 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
                 _states[chunk[k][0]] = _STARTED if started else _FINISHED
 
         after([item for _i, item in chunk], [result for _i, result in out], running)
-    return out, ChunkTime(worker=os.getpid(), started=started, ended=time.monotonic(),
-                          cpu=time.process_time() - cpu, items=len(chunk))
+    so_far = time.process_time()
+    return out, ChunkTime(worker=os.getpid(), started=started, ended=time.monotonic(), cpu=so_far - cpu,
+                          items=len(chunk), cpu_so_far=so_far)
 
 
 def _chunks(pending: list[int], workers: int) -> list[list[int]]:
@@ -124,26 +126,7 @@ def _folder_chunks(pending: list[int], workers: int, folders: list[tuple[str, ..
     if not pending:
         return []
     share = -(-len(pending) // workers)
-    limit = min(_MAX_FOLDER_CHUNK, max(32, len(pending) // (workers * 16)), share)
-    parts: list[list[int]] = []
-    todo = [(sorted(pending, key=lambda i: folders[i]), 0)]  # (items of a folder, its depth), in path order
-    while todo:
-        group, depth = todo.pop()
-        if len(group) <= limit:
-            parts.append(group)
-            continue
-        here: list[int] = []  # items directly in this folder
-        below: dict[str, list[int]] = {}
-        for i in group:
-            folder = folders[i]
-            if len(folder) > depth:
-                below.setdefault(folder[depth], []).append(i)
-            else:
-                here.append(i)
-        parts.extend(here[k:k + limit] for k in range(0, len(here), limit))
-        todo.extend((below[name], depth + 1) for name in sorted(below, reverse=True))
-    parts.sort(key=len, reverse=True)  # (stable: parts of one size stay in path order)
-    return parts
+    return folder_parts(pending, folders, min(_MAX_FOLDER_CHUNK, max(32, len(pending) // (workers * 16)), share))
 
 
 def run_in_workers(fn: Callable[[Any], Any], items: list, todo: list[int], workers: int,

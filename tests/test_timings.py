@@ -39,6 +39,27 @@ def test_a_worker_that_got_no_work_waits_from_the_phase_start():
     assert alone.idle_tail() == 0.0  # one worker waits for nobody
 
 
+def test_workers_cpu_falls_back_on_what_each_worker_counted():
+    # (workers a fork server started are not this process's children: the system counts none of their CPU)
+    clock = RunTimings()
+    phase = PhaseTime(name="first phase", files=3, workers=2, started=0.0, ended=9.0)
+    phase.chunks += [ChunkTime(1, 0.0, 4.0, 4.0, 1, cpu_so_far=4.5), ChunkTime(2, 0.0, 8.0, 8.0, 1, cpu_so_far=8.5),
+                     ChunkTime(1, 4.0, 9.0, 5.0, 1, cpu_so_far=9.5)]
+    clock.phases.append(phase)
+    clock.finish()
+    assert clock.cpu_workers == 18.0  # the last count of each worker: 9.5 + 8.5
+
+
+def test_a_phase_whose_worker_died_gives_no_idle_tail():
+    phase = PhaseTime(name="first phase", files=4, workers=2, started=0.0, ended=5.0)
+    phase.chunks += [_chunk(1, 0.0, 1.0), _chunk(2, 0.0, 1.0), _chunk(3, 2.0, 3.0), _chunk(4, 2.0, 5.0)]
+    clock = RunTimings(started=0.0)
+    clock.phases.append(phase)
+    clock.ended = 5.0
+    line = clock.render().splitlines()[1]
+    assert line.endswith("a worker died and the workers were started again: no idle tail")
+
+
 def test_render_lists_the_steps_and_phases_in_the_order_they_ran():
     clock = RunTimings(started=100.0)
     clock.steps.append(("start (3 files found, settings read)", 100.0, 100.5))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from npu_audit.folder_parts import folder_parts
+
 #: How many folder-tree parts each job gets on average: more parts balance the jobs better, fewer keep more of
 #: each project in one job.
 PARTS_PER_JOB = 8
@@ -40,30 +42,17 @@ def shard_members(paths: Sequence[str], index: int, count: int) -> list[int]:
     job with the fewest paths so far (the lowest number on a tie)."""
     if count <= 1:
         return list(range(len(paths)))
-    folders = [tuple(_SEPARATORS.split(path)[:-1]) for path in paths]
-    limit = max(1, len(paths) // (count * PARTS_PER_JOB))
-    parts: list[list[int]] = []
-    todo = [(sorted(range(len(paths)), key=lambda i: (folders[i], paths[i])), 0)]
-    while todo:
-        group, depth = todo.pop()
-        if len(group) <= limit:
-            parts.append(group)
-            continue
-        here: list[int] = []
-        below: dict[str, list[int]] = {}
-        for i in group:
-            if len(folders[i]) > depth:
-                below.setdefault(folders[i][depth], []).append(i)
-            else:
-                here.append(i)
-        parts.extend(here[k:k + limit] for k in range(0, len(here), limit))
-        todo.extend((below[name], depth + 1) for name in sorted(below, reverse=True))
-    parts.sort(key=len, reverse=True)  # (stable: parts of one size stay in path order)
-    loads = [0] * count
+    order = sorted(range(len(paths)), key=lambda i: paths[i])  # (the same paths give the same parts in any order)
+    folders = [tuple(_SEPARATORS.split(paths[i])[:-1]) for i in order]
+    parts = folder_parts(range(len(order)), folders, max(1, len(paths) // (count * PARTS_PER_JOB)))
+    jobs = min(count, len(parts))  # (more jobs than parts: each part has a job of its own, the others none)
+    if index > jobs:
+        return []
+    loads = [0] * jobs
     mine: list[int] = []
     for part in parts:
-        job = min(range(count), key=lambda k: (loads[k], k))
+        job = min(range(jobs), key=lambda k: (loads[k], k))
         loads[job] += len(part)
         if job == index - 1:
-            mine.extend(part)
+            mine.extend(order[rank] for rank in part)
     return sorted(mine)
