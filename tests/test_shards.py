@@ -184,7 +184,10 @@ def test_merged_shards_equal_one_run(tmp_path, fmt):
     zoo = make_zoo(tmp_path / "zoo")
     lists = [["model_a/train.py", "model_d/clean.py"], ["common/npu_helper.py", "model_c/#run.py"],
              ["model_b/train.py", "model_b/my script.py"]]
-    reports = _shards(zoo, lists, fmt)
+    _assert_merged_equals_one_run(zoo, _shards(zoo, lists, fmt), fmt)
+
+
+def _assert_merged_equals_one_run(zoo: Path, reports: list[Path], fmt: str) -> None:
     merged = run("merge", *reports, cwd=zoo)
     single = run("--no-cache", "--format", fmt, ".", cwd=zoo)
     assert merged.returncode == single.returncode == 1, merged.stderr
@@ -365,24 +368,26 @@ def test_shard_option_is_checked(tmp_path):
     assert piped.returncode == 2 and "stdin" in piped.stderr.decode()
 
 
+def _by_shard(zoo: Path, count: int, fmt: str, *options: str) -> list[Path]:
+    """The reports of ``npu-audit --shard K/count ... .`` for K = 1..count, each job writing its own."""
+    reports = []
+    for k in range(1, count + 1):
+        report = zoo.parent / f"shard-{k}-of-{count}.{fmt}"
+        proc = run("--shard", f"{k}/{count}", "--no-cache", "--exit-zero", "--format", fmt, *options, "-o", report,
+                   ".", cwd=zoo)
+        assert proc.returncode == 0, proc.stderr
+        reports.append(report)
+    return reports
+
+
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_merged_shard_reports_equal_one_run(tmp_path, fmt):
     zoo = make_zoo(tmp_path / "zoo")
-    reports = []
-    checked: list[str] = []
-    for k in (1, 2, 3, 4):
-        report = tmp_path / f"shard-{k}.{fmt}"
-        proc = run("--shard", f"{k}/4", "--no-cache", "--exit-zero", "--format", fmt, "-o", report, ".", cwd=zoo)
-        assert proc.returncode == 0, proc.stderr
-        reports.append(report)
-        if fmt == "json":
-            checked += [f["path"] for f in json.loads(report.read_text(encoding="utf-8"))["files"]]
+    reports = _by_shard(zoo, 4, fmt)
     if fmt == "json":
+        checked = [f["path"] for report in reports for f in json.loads(report.read_text(encoding="utf-8"))["files"]]
         assert sorted(checked) == ALL  # each file checked by exactly one job
-    merged = run("merge", *reports, cwd=zoo)
-    single = run("--no-cache", "--format", fmt, ".", cwd=zoo)
-    assert merged.returncode == single.returncode == 1, merged.stderr
-    assert out(merged) == out(single)
+    _assert_merged_equals_one_run(zoo, reports, fmt)
 
 
 def test_a_shard_reads_only_files_the_run_found_from_the_disk(tmp_path):
@@ -394,13 +399,7 @@ def test_a_shard_reads_only_files_the_run_found_from_the_disk(tmp_path):
     single = run("--no-cache", "--format", "json", "--exclude", "common/", ".", cwd=zoo)
     assert "NPU001" not in out(single)
     for count in (1, 2, 3):
-        reports = []
-        for k in range(1, count + 1):
-            report = tmp_path / f"shard-{k}-of-{count}.json"
-            proc = run("--shard", f"{k}/{count}", "--no-cache", "--exit-zero", "--format", "json", "--exclude",
-                       "common/", "-o", report, ".", cwd=zoo)
-            assert proc.returncode == 0, proc.stderr
-            reports.append(report)
+        reports = _by_shard(zoo, count, "json", "--exclude", "common/")
         assert out(run("merge", *reports, cwd=zoo)) == out(single)
 
 
