@@ -114,18 +114,28 @@ def _module_names(folder: str) -> frozenset[str]:
     return names
 
 
-def _searched(from_dir: str, roots: tuple[str, ...]) -> list[str]:
+def _searched(from_dir: str, roots: tuple[str, ...]) -> tuple[str, ...]:
     """The folders an absolute import from ``from_dir`` is looked for in, in order: ``from_dir`` and the
-    folders above it while they are inside ``roots``, then the roots."""
-    out = []
-    base = from_dir
-    while base not in out:
-        out.append(base)
-        parent = os.path.dirname(base)
-        if parent == base or not inside(parent, roots):
-            break
-        base = parent
-    return out + [root for root in roots if root not in out]
+    folders above it while they are inside ``roots``, then the roots. Once per folder and process (the
+    paths alone decide it; every import of a file asks it)."""
+    key = (from_dir, roots)
+    found = _searched_folders.get(key)
+    if found is None:
+        out = []
+        base = from_dir
+        while base not in out:
+            out.append(base)
+            parent = os.path.dirname(base)
+            if parent == base or not inside(parent, roots):
+                break
+            base = parent
+        if len(_searched_folders) > _MAX_ENTRIES:
+            _searched_folders.clear()
+        found = _searched_folders[key] = tuple(out + [root for root in roots if root not in out])
+    return found
+
+
+_searched_folders: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
 
 def _found_nowhere(dotted: str, level: int, from_dir: str, roots: tuple[str, ...]) -> bool:
