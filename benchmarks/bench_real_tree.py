@@ -88,6 +88,13 @@ def cpu_seconds(done: subprocess.CompletedProcess) -> float:
         return float("nan")
 
 
+def exit_code(done: subprocess.CompletedProcess) -> int | None:
+    """The exit code of the command a :func:`run_timed` run ran (its wrapper's own is 0 when it got that far);
+    None when the wrapper did not say."""
+    tail = done.stderr.rsplit("@@rc", 1)[-1].split()
+    return int(tail[0]) if tail and tail[0].lstrip("-").isdigit() else None
+
+
 def idle_figures(done: subprocess.CompletedProcess) -> tuple[float, float]:
     """(the longest idle tail of the run's phases, its idle core-seconds), read from ``--timings``' lines on
     stderr (npu_audit.timings); NaN when they are missing."""

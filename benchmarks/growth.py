@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_real_tree import byte_compile, cpu_seconds, machine, npu_audit, run_timed  # noqa: E402
+from bench_real_tree import byte_compile, cpu_seconds, exit_code, machine, npu_audit, run_timed  # noqa: E402
 
 SHARES = ((1, 8), (1, 4), (1, 2), (1, 1))
 
@@ -96,8 +96,8 @@ def measure(tree: Path, units: list[str], runs: int, jobs: int) -> dict:
             extra = ["--jobs", str(jobs)] if jobs else []
             wall, peak, done = run_timed(npu_audit("--no-cache", "--isolated", "--format", "json", "-o", report,
                                                    "--no-progress", "--files-from", listing, *extra), cwd=str(tree))
-            if done.returncode not in (0, 1):
-                raise SystemExit(f"npu-audit failed (exit {done.returncode}): {done.stderr[-2000:]}")
+            if exit_code(done) not in (0, 1):
+                raise SystemExit(f"npu-audit failed (exit {exit_code(done)}): {done.stderr[-2000:]}")
             with open(report, encoding="utf-8") as handle:
                 summary = json.load(handle)["summary"]
             walls.append(wall)

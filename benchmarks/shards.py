@@ -24,16 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_real_tree import byte_compile, cpu_seconds, machine, npu_audit, run_timed  # noqa: E402
+from bench_real_tree import byte_compile, cpu_seconds, exit_code, machine, npu_audit, run_timed  # noqa: E402
 
 
 def _job(tree: Path, report: str, selection: list[str], jobs: int) -> dict:
     extra = ["--jobs", str(jobs)] if jobs else []
     wall, peak, done = run_timed(npu_audit("--no-cache", "--isolated", "--exit-zero", "--no-progress", "--format",
                                            "json", "-o", report, *extra, *selection), cwd=str(tree))
-    code = done.stderr.rsplit("@@rc", 1)[-1].split()[:1]  # (run_timed's wrapper writes the command's exit code)
-    if done.returncode != 0 or code != ["0"]:
-        raise SystemExit(f"npu-audit failed (exit {code}): {done.stderr[-2000:]}")
+    if exit_code(done) != 0:
+        raise SystemExit(f"npu-audit failed (exit {exit_code(done)}): {done.stderr[-2000:]}")
     with open(report, encoding="utf-8") as handle:
         summary = json.load(handle)["summary"]
     return {"wall_s": wall, "cpu_s": cpu_seconds(done), "peak_mb": peak, "files": summary["files"],
@@ -59,13 +58,16 @@ def split_by_file(whole_report: str, count: int, work: str) -> list[list[str]]:
     return out
 
 
-def measure(tree: Path, selections: list[list[str]], jobs: int, single: list, work: str, label: str) -> dict:
+def measure(tree: Path, selections: list[list[str]], jobs: int, single: list, work: str, label: str,
+            name: str) -> dict:
+    """The figures of one split (``label`` in the table); its reports are ``work/name-K.json``."""
     reports, rows = [], []
+    stem = os.path.join(work, name)
     for k, selection in enumerate(selections):
-        report = os.path.join(work, f"{len(selections)}-{label.split()[0].strip('-')}-{k + 1}.json")
+        report = f"{stem}-{k + 1}.json"
         rows.append(_job(tree, report, selection, jobs))
         reports.append(report)
-    merged = os.path.join(work, f"{len(selections)}-{label.split()[0].strip('-')}-merged.json")
+    merged = f"{stem}-merged.json"
     done = subprocess.run(npu_audit("merge", *reports, "-o", merged), cwd=str(tree), capture_output=True, text=True)
     if done.returncode not in (0, 1):
         raise SystemExit(f"npu-audit merge failed (exit {done.returncode}): {done.stderr[-2000:]}")
@@ -104,11 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         _print(rows[-1])
         for count in [int(n) for n in args.counts.split(",") if n.strip()]:
             rows.append(measure(tree, [["--shard", f"{k}/{count}", "."] for k in range(1, count + 1)], args.jobs,
-                                single, work, f"--shard K/{count}"))
+                                single, work, f"--shard K/{count}", f"shard-of-{count}"))
             _print(rows[-1])
         if args.round_robin:
             rows.append(measure(tree, split_by_file(whole, args.round_robin, work), args.jobs, single, work,
-                                f"by file /{args.round_robin}"))
+                                f"by file /{args.round_robin}", "by-file"))
             _print(rows[-1])
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": machine(), "rows": rows}, indent=2) + "\n", encoding="utf-8")

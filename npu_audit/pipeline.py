@@ -444,8 +444,9 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
             results[i] = hit
         else:
             todo.append(i)
-    if cache and options.timings is not None:
-        options.timings.mark(f"{phase}: {len(results):,} of {len(jobs):,} results found in the cache")
+    clock = options.timings
+    if cache and clock is not None:
+        clock.mark(f"{phase}: {len(results):,} of {len(jobs):,} results found in the cache")
     workers = options.jobs or os.cpu_count() or 1
     done = len(results)
     total = len(jobs)
@@ -460,7 +461,6 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
             options.progress(done, total)
 
     in_workers = workers > 1 and (len(todo) > 1 or (isolate and todo))
-    clock = options.timings
     timed = clock.phase(phase, len(todo), min(workers, len(todo)) if in_workers else 0) if clock is not None else None
     if in_workers:
         _in_workers(jobs, todo, min(workers, len(todo)), finished, noting=bool(cache), ahead=ahead,
@@ -472,7 +472,7 @@ def _execute(jobs: list[Job], options: RunOptions, cache=None, ahead: bool = Fal
         for n, i in enumerate(todo):
             # (no collection after the last file: nothing more is analysed by the run; 15 ms of a one-file run)
             finished(i, analyze(jobs[i], collect=n + 1 < len(todo)))
-    if clock is not None and timed is not None:
+    if timed is not None:
         clock.end_phase(timed)
     if cache and todo:
         cache.put_many((jobs[i], results[i]) for i in todo)

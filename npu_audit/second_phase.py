@@ -129,13 +129,13 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
                 outside[path] = (True, npu_exports(python_ast(source.text), source.text))
         return outside[path]
 
-    def lookup(dotted: str, level: int, here: str, beyond: Optional[int],
-               max_bytes: int) -> tuple[bool, Optional[list[str]], Optional[str]]:
+    def lookup(dotted: str, level: int, here: str, max_bytes: int,
+               on_disk: bool) -> tuple[bool, Optional[list[str]], Optional[str]]:
         """Whether the module is one with NPU code, its NPU exports (None: any name may be one), and its
-        path when it is a file the run analysed. ``beyond``: a module that is not a file of the run is looked
-        for on the disk too, reading at most that many bytes of it (the importing file's --max-file-size); a
-        file left to another job (``elsewhere``) is read from the disk (at most ``max_bytes``)."""
-        if beyond is not None:
+        path when it is a file the run analysed. ``on_disk``: a module that is not a file of the run is looked
+        for on the disk too. Such a module, and a file left to another job (``elsewhere``), is read from the
+        disk, at most ``max_bytes`` of it (the importing file's --max-file-size)."""
+        if on_disk:
             found = resolve(dotted, level, here)
             if found is None:
                 from npu_audit.imports import resolve_in_tree
@@ -143,37 +143,37 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
                 real = resolve_in_tree(dotted, level, here, roots)
                 if real is None or is_file(real):
                     return False, None, None
-                return (*outside_module(real, beyond), None)
+                return (*outside_module(real, max_bytes), None)
         else:
             found = resolve(dotted, level, here) if may_be_export(dotted) else None
         if found in exports:
             return True, exports[found], found
         if found is not None and found in others:
-            return (*outside_module(found, beyond if beyond is not None else max_bytes), None)
+            return (*outside_module(found, max_bytes), None)
         return False, None, None
 
     # absolute imports that lead to no file with NPU code, wherever the importer is: no name of theirs is
     # that of such a file (``numpy``, ``os.path``: most imports of the tree, each asked thousands of times)
     no_npu_by_name: set[str] = set()
 
-    def takes_npu(imported: str, here: str, beyond: Optional[int], max_bytes: int) -> tuple[bool, Optional[str]]:
+    def takes_npu(imported: str, here: str, max_bytes: int, on_disk: bool) -> tuple[bool, Optional[str]]:
         """Whether the import takes something that can carry NPU configuration, and from which file of
         the run (None: a module read from the disk, or none)."""
-        if beyond is None and imported in no_npu_by_name:
+        if not on_disk and imported in no_npu_by_name:
             return False, None
         module, _, member = imported.partition(":")
         dotted, level = split_relative(module)
-        if beyond is None and not level and not may_be_export(dotted) \
+        if not on_disk and not level and not may_be_export(dotted) \
                 and not (member and may_be_export(f"{dotted}.{member}")):
             no_npu_by_name.add(imported)
             return False, None
-        npu, members, found = lookup(dotted, level, here, beyond, max_bytes)
+        npu, members, found = lookup(dotted, level, here, max_bytes, on_disk)
         if not member:
             return npu, found
         if npu and (members is None or member == "*" or member in members):
             return True, found
         submodule = f"{dotted}.{member}" if dotted else member
-        npu, _members, found = lookup(submodule, level, here, beyond, max_bytes)
+        npu, _members, found = lookup(submodule, level, here, max_bytes, on_disk)
         return npu, found
 
     leads: dict[str, list[str]] = {}
@@ -243,10 +243,10 @@ def feeders(jobs: Sequence[FileJob], results: Sequence[FileReport], roots: tuple
         if report.parsed or not report.imports:
             continue
         here = os.path.dirname(paths[i])
-        beyond = jobs[i].settings.max_bytes if i in given else None
+        max_bytes, on_disk = jobs[i].settings.max_bytes, i in given
         modules = set()
         for imported in report.imports:
-            npu, module = takes_npu(imported, here, beyond, jobs[i].settings.max_bytes)
+            npu, module = takes_npu(imported, here, max_bytes, on_disk)
             if npu:
                 modules.add(module)
         if not modules:

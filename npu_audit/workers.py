@@ -75,7 +75,7 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
                after: Optional[Callable[[list, list, Callable[[int, bool], None]], None]] = None,
                ) -> tuple[list[tuple[int, Any]], ChunkTime]:
     """The results of ``chunk``'s items, and how long this process took over them (``after`` included)."""
-    started, cpu = time.monotonic(), time.process_time()
+    began, cpu = time.monotonic(), time.process_time()
     out = []
     for i, item in chunk:
         if _orphaned():  # (the watch thread may not have had its turn yet)
@@ -94,7 +94,7 @@ def _run_chunk(fn: Callable[[Any], Any], chunk: list[tuple[int, Any]],
 
         after([item for _i, item in chunk], [result for _i, result in out], running)
     so_far = time.process_time()
-    return out, ChunkTime(worker=os.getpid(), started=started, ended=time.monotonic(), cpu=so_far - cpu,
+    return out, ChunkTime(worker=os.getpid(), started=began, ended=time.monotonic(), cpu=so_far - cpu,
                           items=len(chunk), cpu_so_far=so_far)
 
 
